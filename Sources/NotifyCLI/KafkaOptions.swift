@@ -1,0 +1,33 @@
+import ArgumentParser
+import Foundation
+
+/// The options every command that talks to Kafka takes: `--bootstrap` (or
+/// `NOTIFY_BOOTSTRAP`) and any librdkafka property as `-X key=value`.
+struct KafkaOptions: ParsableArguments {
+    @Option(name: .long, help: "Kafka bootstrap servers, HOST:PORT,... (env NOTIFY_BOOTSTRAP).")
+    var bootstrap: String?
+
+    @Option(name: .customShort("X"), help: ArgumentHelp("A librdkafka property, key=value (repeatable).", valueName: "key=value"))
+    var properties: [String] = []
+
+    /// The bootstrap list from the flag or the environment.
+    func bootstrapServers() throws -> String {
+        if let bootstrap, !bootstrap.isEmpty { return bootstrap }
+        if let fromEnvironment = ProcessInfo.processInfo.environment["NOTIFY_BOOTSTRAP"], !fromEnvironment.isEmpty {
+            return fromEnvironment
+        }
+        throw ValidationError("No Kafka bootstrap servers: pass --bootstrap HOST:PORT or set NOTIFY_BOOTSTRAP.")
+    }
+
+    /// The `-X` properties as a dictionary.
+    func librdkafkaProperties() throws -> [String: String] {
+        var result: [String: String] = [:]
+        for property in properties {
+            guard let equals = property.firstIndex(of: "="), equals != property.startIndex else {
+                throw ValidationError("-X \(property): expected key=value.")
+            }
+            result[String(property[..<equals])] = String(property[property.index(after: equals)...])
+        }
+        return result
+    }
+}

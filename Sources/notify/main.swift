@@ -1,0 +1,3 @@
+import NotifyCLI
+
+await NotifyCommand.main()
