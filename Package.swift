@@ -46,7 +46,10 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
-        .executableTarget(name: "notify", dependencies: ["NotifyCLI"]),
+        .executableTarget(
+            name: "notify",
+            dependencies: ["NotifyCLI", .product(name: "ArgumentParser", package: "swift-argument-parser")]
+        ),
         // Benchmarks: one subcommand per figure the issues ask for.
         .executableTarget(
             name: "notify-bench",
@@ -56,6 +59,12 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
+        ),
+        // The C baseline of `notify-bench passthrough`: the same work done with librdkafka directly.
+        .executableTarget(
+            name: "rdkafka-passthrough",
+            path: "Benchmarks/rdkafka-passthrough",
+            linkerSettings: [.linkedLibrary("rdkafka")]
         ),
         .testTarget(name: "KafkaTests", dependencies: ["Kafka"]),
         .testTarget(name: "NotifyCoreTests", dependencies: ["NotifyCore"]),
