@@ -67,6 +67,6 @@ let package = Package(
             linkerSettings: [.linkedLibrary("rdkafka")]
         ),
         .testTarget(name: "KafkaTests", dependencies: ["Kafka"]),
-        .testTarget(name: "NotifyCoreTests", dependencies: ["NotifyCore"]),
+        .testTarget(name: "NotifyCoreTests", dependencies: ["NotifyCore"], resources: [.copy("Golden")]),
     ]
 )

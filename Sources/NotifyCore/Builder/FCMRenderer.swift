@@ -50,10 +50,16 @@ struct FCMRenderer {
         return .object(data)
     }
 
-    private func notification(_ content: NotificationContent, image: String?) -> JSONValue {
+    /// FCM `notification`. Android has no subtitle, so there the body of a
+    /// group message starts with the sender's name.
+    private func notification(_ content: NotificationContent, image: String?, platform: Platform) -> JSONValue {
         var notification = JSONObjectBuilder(capacity: 3)
         notification["title"] = .string(content.title)
-        notification["body"] = .string(content.body)
+        if platform == .android, let subtitle = content.subtitle {
+            notification["body"] = .string(subtitle + ": " + content.body)
+        } else {
+            notification["body"] = .string(content.body)
+        }
         notification.set("image", image)
         return notification.value
     }
@@ -76,7 +82,7 @@ struct FCMRenderer {
         androidNotification["notification_count"] = content.badge.map { .int(Int64($0)) }
         return .object([
             "token": .string(device.token),
-            "notification": notification(content, image: content.attachment?.url),
+            "notification": notification(content, image: content.attachment?.url, platform: .android),
             "data": data(content),
             "android": androidBlock(policy: policy, notification: androidNotification.value),
         ])
@@ -86,7 +92,7 @@ struct FCMRenderer {
                           apnsHeaders: [String: String]) -> JSONValue {
         .object([
             "token": .string(device.token),
-            "notification": notification(content, image: nil),
+            "notification": notification(content, image: nil, platform: .ios),
             "data": data(content),
             "apns": .object([
                 "headers": .object(apnsHeaders.mapValues(JSONValue.string)),
