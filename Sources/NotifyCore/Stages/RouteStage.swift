@@ -92,6 +92,12 @@ public struct RouteState: Sendable {
         setEntry(key, try JSONDecoder().decode(UserEntry.self, from: Data(value)))
     }
 
+    /// Moves an entry out of the table, so that changing it copies nothing;
+    /// ``setEntry(_:_:)`` puts it back.
+    mutating func takeEntry(_ key: String) -> UserEntry? {
+        entries.removeValue(forKey: key)
+    }
+
     mutating func setEntry(_ key: String, _ entry: UserEntry) {
         entries[key] = entry
         if entry.pendingBadges.isEmpty { pending.remove(key) } else { pending.insert(key) }
@@ -129,13 +135,13 @@ public struct RouteStage: Sendable {
         case .endOfInput: endOfInput = true
         }
         if let userId {
-            var entry = state.entries[userId] ?? UserEntry()
+            var entry = state.takeEntry(userId) ?? UserEntry()
             apply(input, &entry, &state, &output)
             state.setEntry(userId, entry)
             output.touchedKeys.insert(userId)
         }
         for userId in state.pending.sorted() {
-            guard var entry = state.entries[userId] else { continue }
+            guard var entry = state.takeEntry(userId) else { continue }
             releaseBadges(userId, &entry, now: state.now, endOfInput: endOfInput, &output)
             state.setEntry(userId, entry)
             output.touchedKeys.insert(userId)
