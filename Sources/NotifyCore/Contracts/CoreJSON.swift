@@ -75,7 +75,7 @@ struct JSONWriter {
     var bytes: [UInt8] = []
 
     init() {
-        bytes.reserveCapacity(1024)
+        bytes.reserveCapacity(2048)
     }
 
     mutating func write(_ value: JSONValue) {
@@ -95,12 +95,9 @@ struct JSONWriter {
         case .object(let members):
             bytes.append(UInt8(ascii: "{"))
             var first = true
-            for key in members.keys.sorted() {
-                if !first { bytes.append(UInt8(ascii: ",")) }
-                first = false
-                writeString(key)
-                bytes.append(UInt8(ascii: ":"))
-                write(members[key]!)
+            for (name, member) in members.sorted(by: { $0.key < $1.key }) {
+                key(name, &first)
+                write(member)
             }
             bytes.append(UInt8(ascii: "}"))
         }

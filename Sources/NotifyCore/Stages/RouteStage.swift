@@ -199,6 +199,7 @@ public struct RouteStage: Sendable {
             content.body = configuration.texts.hiddenPreviewBody
             content.attachment = nil
         }
+        var prepared: CommandBuilder.PreparedMessage?
         for device in entry.devices {
             if entry.invalidTokens.contains(device.token) {
                 suppress(.tokenInvalid, device.deviceId)
@@ -208,7 +209,9 @@ public struct RouteStage: Sendable {
             case .suppressed(let reason):
                 suppress(reason, device.deviceId)
             case .deliver(let path):
-                let command = builder.messageCommand(record, content: content, device: device, path: path)
+                let message = prepared ?? builder.prepare(record, content: content)
+                prepared = message
+                let command = builder.messageCommand(message, device: device, path: path)
                 if path == .local { remember(command.id, record, &entry) }
                 output.commands.append(command)
             }

@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 @testable import NotifyCore
 
@@ -117,6 +118,9 @@ import Testing
             for ((device, path), command) in zip(devices, commands) {
                 #expect(PlatformRules.violations(of: command).isEmpty, "\(label): \(PlatformRules.violations(of: command))")
                 #expect(CoreJSON.encode(command) == CoreJSON.encode(render(device, path)), "\(label): rendering twice differs")
+                #expect(CoreJSON.encode(command) == CoreJSON.encode(command.jsonValue), "\(label): the direct writer and the tree differ")
+                #expect(try JSONDecoder().decode(NotificationCommand.self, from: Data(CoreJSON.encode(command))) == command,
+                        "\(label): the sinks' Codable decoding does not give the command back")
                 let body = (command.apns?.payload["aps"]?["alert"]?["body"] ?? command.fcm?.message["notification"]?["body"]
                     ?? command.local?["content"]?["body"])?.stringValue ?? ""
                 #expect(!body.isEmpty, "\(label): empty body")
