@@ -49,8 +49,8 @@ public struct UserEntry: Sendable, Hashable, Codable {
     public var clientStates: [String: ClientStateChanged] = [:]
     /// Unread messages per conversation; the badge is their sum.
     public var unread: [String: Int] = [:]
-    /// Tokens reported invalid since the device list last changed (rule 16).
-    public var invalidTokens: Set<String> = []
+    /// Tokens reported invalid since the device list last changed (rule 16), sorted.
+    public var invalidTokens: [String] = []
     /// When the last background push went to each device.
     public var lastBackgroundPush: [String: EventTime] = [:]
     /// Coalesced background pushes by device id.
@@ -251,7 +251,7 @@ public struct RouteStage: Sendable {
         switch outcome.outcome {
         case .tokenInvalid:
             if let token = outcome.token ?? entry.devices.first(where: { $0.deviceId == outcome.recipient.deviceId })?.token {
-                entry.invalidTokens.insert(token)
+                if !entry.invalidTokens.contains(token) { entry.invalidTokens = (entry.invalidTokens + [token]).sorted() }
             }
         case .undeliverableLocal:
             guard let index = entry.recentLocal.firstIndex(where: { $0.commandId == outcome.commandId }),
