@@ -20,11 +20,14 @@ public enum CoreJSON {
 
     /// The UTF-8 length of `string` once escaped and quoted as a JSON string.
     public static func encodedLength(of string: String) -> Int {
-        var length = 2
-        for byte in string.utf8 {
-            length += JSONWriter.escapedLength(byte)
+        var string = string
+        return string.withUTF8 { utf8 in
+            var length = 2 + utf8.count
+            for byte in utf8 where byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") {
+                length += JSONWriter.escapedLength(byte) - 1
+            }
+            return length
         }
-        return length
     }
 
     /// The number of bytes ``encode(_:)`` would write for `value`, without writing them.
