@@ -33,3 +33,28 @@ import Testing
         #expect(shape?.field == "events[0].value")
     }
 }
+
+/// What crosses Kafka between the stages and back from the sinks decodes to exactly what was written.
+@Suite struct WireRoundTripTests {
+    @Test func fanoutRecordsAndOutcomesSurviveTheTopics() throws {
+        let configuration = try Repository.configuration()
+        let events = try ScenarioRunner.events(of: Repository.bytes(Repository.schemas.appendingPathComponent("examples/scenarios/demo.json")))
+        let stage = FanoutStage(configuration: configuration)
+        var state = FanoutState()
+        var records: [FanoutRecord] = []
+        for event in events {
+            if let input = try InputEvent.decode(topic: event.topic, json: event.value).fanoutInput {
+                records += stage.fold(&state, input).records
+            }
+        }
+        records += stage.fold(&state, .endOfInput).records
+        #expect(records.count > 5)
+        for record in records {
+            #expect(try InputEvent.decode(topic: Topic.fanout, value: CoreJSON.encode(record)) == .fanout(record))
+        }
+        let outcome = NotificationOutcome(id: "o1", at: "2026-11-22T12:00:00+09:00", commandId: "c", sink: "apns",
+                                          recipient: Recipient(userId: "u", deviceId: "d", platform: .ios, provider: .apns),
+                                          conversationId: "g", messageId: "m", outcome: .tokenInvalid, reason: "BadDeviceToken", token: "t")
+        #expect(try InputEvent.decode(topic: Topic.outcomes, value: CoreJSON.encode(outcome)) == .outcome(outcome))
+    }
+}
