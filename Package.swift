@@ -36,12 +36,22 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),
+        // The Kafka shell around the core: the two stages as consumer-group members.
+        .target(
+            name: "NotifyPipeline",
+            dependencies: [
+                "Kafka",
+                "NotifyCore",
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
         // The `notify` command line: one file per subcommand.
         .target(
             name: "NotifyCLI",
             dependencies: [
                 "Kafka",
                 "NotifyCore",
+                "NotifyPipeline",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -68,5 +78,6 @@ let package = Package(
         ),
         .testTarget(name: "KafkaTests", dependencies: ["Kafka"]),
         .testTarget(name: "NotifyCoreTests", dependencies: ["NotifyCore"], resources: [.copy("Golden")]),
+        .testTarget(name: "NotifyPipelineTests", dependencies: ["NotifyPipeline", "Kafka", "NotifyCore"]),
     ]
 )

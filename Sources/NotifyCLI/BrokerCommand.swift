@@ -22,11 +22,11 @@ struct BrokerCommand: AsyncParsableCommand {
     @Option(name: .long, help: "Number of brokers in the cluster.")
     var brokers: Int = 1
 
-    @OptionGroup var catalog: TopicCatalogOptions
+    @OptionGroup var schemas: SchemasOption
 
     func run() async throws {
         guard brokers >= 1 else { throw ValidationError("--brokers must be at least 1.") }
-        let topics = try topic.isEmpty ? catalog.load().topics.map { ($0.name, $0.partitions) } : topic.map(Self.parseTopic)
+        let topics = try topic.isEmpty ? schemas.loadTopicCatalog().topics.map { ($0.name, $0.partitions) } : topic.map(Self.parseTopic)
         let logger = Logger(label: "notify.broker")
         let broker = try EmbeddedBroker(brokers: brokers, logger: logger)
         for (name, partitions) in topics { try broker.createTopic(name, partitions: partitions) }

@@ -8,6 +8,11 @@ public struct NotifyCommand: AsyncParsableCommand {
         subcommands: [
             BrokerCommand.self,
             RenderCommand.self,
+            PipelineCommand.self,
+            ProduceCommand.self,
+            InspectCommand.self,
+            TopicsCommand.self,
+            ReplayCommand.self,
         ]
     )
 
