@@ -18,6 +18,14 @@ struct BuilderBenchmark: ParsableCommand {
     @Option(help: "How many known identities.")
     var identities = 50_000
 
+    /// How far each message goes, to see where the time is spent.
+    enum Phase: String, ExpressibleByArgument, CaseIterable {
+        case decode, fanout, route, encode
+    }
+
+    @Option(help: "Stop each message after this phase: decode, fanout, route (commands built) or encode (the full figure).")
+    var through = Phase.encode
+
     @Option(help: ArgumentHelp("The Schemas directory (env NOTIFY_SCHEMAS).", valueName: "dir"))
     var schemas = ProcessInfo.processInfo.environment["NOTIFY_SCHEMAS"] ?? "Schemas"
 
@@ -68,12 +76,17 @@ struct BuilderBenchmark: ParsableCommand {
         let elapsed = try clock.measure {
             for value in values {
                 guard case .message(let message) = try InputEvent.decode(topic: Topic.messages, value: value) else { continue }
+                guard through != .decode else {
+                    notifications += 1
+                    continue
+                }
                 let output = fanout.fold(&fanoutState, .message(message))
                 for record in output.records {
                     notifications += 1
+                    guard through != .fanout else { continue }
                     for command in route.fold(&routeState, .fanout(record)).commands {
                         commands += 1
-                        bytes += CoreJSON.encode(command).count
+                        if through == .encode { bytes += CoreJSON.encode(command).count }
                     }
                 }
             }
