@@ -65,18 +65,18 @@ extension CoreJSON {
 extension JSONWriter {
     mutating func write(_ command: NotificationCommand) {
         var first = true
-        bytes.append(UInt8(ascii: "{"))
+        append(UInt8(ascii: "{"))
         if let apns = command.apns {
             key("apns", &first)
             var inner = true
-            bytes.append(UInt8(ascii: "{"))
+            append(UInt8(ascii: "{"))
             key("headers", &inner)
             writeStringObject(apns.headers)
             key("payload", &inner)
             write(apns.payload)
             key("token", &inner)
             writeString(apns.token)
-            bytes.append(UInt8(ascii: "}"))
+            append(UInt8(ascii: "}"))
         }
         key("at", &first)
         writeString(command.at)
@@ -91,10 +91,10 @@ extension JSONWriter {
         if let fcm = command.fcm {
             key("fcm", &first)
             var inner = true
-            bytes.append(UInt8(ascii: "{"))
+            append(UInt8(ascii: "{"))
             key("message", &inner)
             write(fcm.message)
-            bytes.append(UInt8(ascii: "}"))
+            append(UInt8(ascii: "}"))
         }
         key("id", &first)
         writeString(command.id)
@@ -110,7 +110,7 @@ extension JSONWriter {
         writeString(command.path.rawValue)
         key("recipient", &first)
         var inner = true
-        bytes.append(UInt8(ascii: "{"))
+        append(UInt8(ascii: "{"))
         key("deviceId", &inner)
         writeString(command.recipient.deviceId)
         key("platform", &inner)
@@ -119,27 +119,27 @@ extension JSONWriter {
         writeString(command.recipient.provider.rawValue)
         key("userId", &inner)
         writeString(command.recipient.userId)
-        bytes.append(UInt8(ascii: "}"))
+        append(UInt8(ascii: "}"))
         key("type", &first)
         writeString(command.type)
-        bytes.append(UInt8(ascii: "}"))
+        append(UInt8(ascii: "}"))
     }
 
     mutating func writeStringObject(_ members: [String: String]) {
         var first = true
-        bytes.append(UInt8(ascii: "{"))
+        append(UInt8(ascii: "{"))
         for (name, value) in members.sorted(by: { $0.key < $1.key }) {
             key(name, &first)
             writeString(value)
         }
-        bytes.append(UInt8(ascii: "}"))
+        append(UInt8(ascii: "}"))
     }
 
     /// Writes `"key":`, after a comma unless it is the object's first member.
     mutating func key(_ key: String, _ first: inout Bool) {
-        if !first { bytes.append(UInt8(ascii: ",")) }
+        if !first { append(UInt8(ascii: ",")) }
         first = false
         writeString(key)
-        bytes.append(UInt8(ascii: ":"))
+        append(UInt8(ascii: ":"))
     }
 }
