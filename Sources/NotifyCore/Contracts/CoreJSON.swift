@@ -193,16 +193,43 @@ struct JSONWriter: ~Copyable {
 
     private static let hexDigits: StaticString = "0123456789abcdef"
 
+    /// The end of the run of 8-byte words from `start` that need no escaping
+    /// (no byte below 0x20, no quote, no backslash); `nil` near the end.
+    @inline(__always)
+    static func cleanPrefix(_ utf8: UnsafeBufferPointer<UInt8>, from start: Int) -> Int? {
+        guard let base = utf8.baseAddress, start + 8 <= utf8.count else { return nil }
+        let ones: UInt64 = 0x0101_0101_0101_0101
+        let highs: UInt64 = 0x8080_8080_8080_8080
+        var index = start
+        while index + 8 <= utf8.count {
+            let word = UnsafeRawPointer(base + index).loadUnaligned(as: UInt64.self)
+            // A byte is below 0x20, or equal to '"' (0x22) or '\\' (0x5C): the classic "has zero byte" tests.
+            let control = (word &- ones &* 0x20) & ~word & highs
+            let quote = ((word ^ (ones &* 0x22)) &- ones) & ~(word ^ (ones &* 0x22)) & highs
+            let backslash = ((word ^ (ones &* 0x5C)) &- ones) & ~(word ^ (ones &* 0x5C)) & highs
+            guard control | quote | backslash == 0 else { break }
+            index += 8
+        }
+        return index
+    }
+
     mutating func writeString(_ string: String) {
         append(UInt8(ascii: "\""))
         var string = string
         string.withUTF8 { utf8 in
             var runStart = 0
-            for index in 0..<utf8.count {
+            var index = 0
+            while index < utf8.count {
+                if let clean = JSONWriter.cleanPrefix(utf8, from: index), clean > index {
+                    index = clean
+                    continue
+                }
                 let byte = utf8[index]
+                index += 1
                 guard byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") else { continue }
-                append(UnsafeBufferPointer(rebasing: utf8[runStart..<index]))
-                runStart = index + 1
+                let escapeAt = index - 1
+                append(UnsafeBufferPointer(rebasing: utf8[runStart..<escapeAt]))
+                runStart = index
                 append(UInt8(ascii: "\\"))
                 switch byte {
                 case UInt8(ascii: "\""): append(UInt8(ascii: "\""))

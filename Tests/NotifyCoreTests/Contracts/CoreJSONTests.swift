@@ -16,6 +16,20 @@ import Testing
         #expect(try CoreJSON.parse(encoded) == .string(text))
     }
 
+    @Test func anyStringSurvivesFoundationsParserWordByWord() throws {
+        var generator = SeededGenerator(seed: 99)
+        let alphabet: [Unicode.Scalar] = ["a", "\"", "\\", "\n", "\u{0}", "\u{1F}", " ", "~", "\u{7F}", "é", "日", "🏔", "/"]
+        for _ in 0..<2000 {
+            let length = Int.random(in: 0...40, using: &generator)
+            var text = ""
+            for _ in 0..<length { text.unicodeScalars.append(alphabet.randomElement(using: &generator)!) }
+            let encoded = CoreJSON.encode(.array([.string(text)]))
+            let parsed = try JSONSerialization.jsonObject(with: Data(encoded)) as? [String]
+            #expect(parsed == [text], "\(text.debugDescription)")
+            #expect(CoreJSON.encodedLength(of: text) == encoded.count - 2)
+        }
+    }
+
     @Test func encodedLengthMatchesTheEncoding() {
         let value: JSONValue = .object(["k": .array([.int(0), .int(123_456), .string("日本語\"")]), "e": .object([:]), "f": .array([])])
         #expect(CoreJSON.encodedLength(value) == CoreJSON.encode(value).count)
