@@ -77,7 +77,7 @@ let package = Package(
             linkerSettings: [.linkedLibrary("rdkafka")]
         ),
         .testTarget(name: "KafkaTests", dependencies: ["Kafka"]),
-        .testTarget(name: "NotifyCoreTests", dependencies: ["NotifyCore"]),
+        .testTarget(name: "NotifyCoreTests", dependencies: ["NotifyCore"], resources: [.copy("Golden")]),
         .testTarget(name: "NotifyPipelineTests", dependencies: ["NotifyPipeline", "Kafka", "NotifyCore"]),
     ]
 )
