@@ -1,3 +1,3 @@
 import NotifyCLI
 
-await NotifyCommand.main()
+await NotifyCommand.runFromCommandLine()
