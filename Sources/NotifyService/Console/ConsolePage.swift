@@ -107,7 +107,7 @@ enum ConsolePage {
           return typeof url === "string" && /^(https?:|data:image\/)/i.test(url) ? url : null;
         }
         function initials(name) {
-          const words = String(name || "?").trim().split(/\s+/).filter(Boolean);
+          const words = String(name || "?").replace(/^[@#]+/, "").trim().split(/\s+/).filter(Boolean);
           return ((words[0] || "?")[0] + (words.length > 1 ? words[words.length - 1][0] : "")).toUpperCase();
         }
         function avatar(name, url) {
