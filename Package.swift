@@ -57,6 +57,15 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
+        // The Kafka shell around the core: the two stages as consumer-group members.
+        .target(
+            name: "NotifyPipeline",
+            dependencies: [
+                "Kafka",
+                "NotifyCore",
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
         // The `notify` command line: one file per subcommand.
         .target(
             name: "NotifyCLI",
@@ -64,11 +73,15 @@ let package = Package(
                 "Kafka",
                 "NotifyCore",
                 "NotifyService",
+                "NotifyPipeline",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
-        .executableTarget(name: "notify", dependencies: ["NotifyCLI"]),
+        .executableTarget(
+            name: "notify",
+            dependencies: ["NotifyCLI", .product(name: "ArgumentParser", package: "swift-argument-parser")]
+        ),
         // Benchmarks: one subcommand per figure the issues ask for.
         .executableTarget(
             name: "notify-bench",
@@ -78,6 +91,12 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
+        ),
+        // The C baseline of `notify-bench passthrough`: the same work done with librdkafka directly.
+        .executableTarget(
+            name: "rdkafka-passthrough",
+            path: "Benchmarks/rdkafka-passthrough",
+            linkerSettings: [.linkedLibrary("rdkafka")]
         ),
         .testTarget(name: "KafkaTests", dependencies: ["Kafka"]),
         .testTarget(name: "NotifyCoreTests", dependencies: ["NotifyCore"]),
@@ -89,5 +108,6 @@ let package = Package(
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
             ]
         ),
+        .testTarget(name: "NotifyPipelineTests", dependencies: ["NotifyPipeline", "Kafka", "NotifyCore"]),
     ]
 )

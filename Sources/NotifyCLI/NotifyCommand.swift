@@ -7,6 +7,13 @@ public struct NotifyCommand: AsyncParsableCommand {
         abstract: "An event-sourced notification pipeline on Kafka.",
         subcommands: [
             ConfigCommand.self,
+            BrokerCommand.self,
+            RenderCommand.self,
+            PipelineCommand.self,
+            ProduceCommand.self,
+            InspectCommand.self,
+            TopicsCommand.self,
+            ReplayCommand.self,
         ]
     )
 
