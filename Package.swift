@@ -109,5 +109,7 @@ let package = Package(
             ]
         ),
         .testTarget(name: "NotifyPipelineTests", dependencies: ["NotifyPipeline", "Kafka", "NotifyCore"]),
+        // Deploy/ checks: the compose and Kubernetes files parse, and every `notify` command they run exists.
+        .testTarget(name: "DeployTests", dependencies: ["NotifyCLI", "NotifyService"]),
     ]
 )

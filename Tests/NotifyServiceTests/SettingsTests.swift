@@ -107,7 +107,7 @@ struct SettingsTests {
     @Test("every setting's documented environment variable is the one that is read")
     func environmentNamesAreRead() async throws {
         for definition in SettingsCatalogue.all where definition.kind == .text {
-            let name = SettingsLoader.environmentVariableName(definition)
+            let name = definition.environmentVariable
             #expect(name.hasPrefix("NOTIFY_"))
             let provider = SettingsLoader.environmentProvider([name: "probe-value"])
             let found = try provider.value(forKey: definition.configKey, type: .string).value?.content

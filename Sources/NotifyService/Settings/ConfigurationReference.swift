@@ -36,7 +36,7 @@ public enum ConfigurationReference {
                 section = head
                 lines += ["## `\(head)`", "", "| key | environment | flag | accepts | default | meaning |", "|---|---|---|---|---|---|"]
             }
-            let environment = ([SettingsLoader.environmentVariableName(definition)] + definition.environmentAliases)
+            let environment = ([definition.environmentVariable] + definition.environmentAliases)
                 .map { "`\($0)`" }.joined(separator: ", ")
             let flag = definition.flag.map { "`\($0)`" } ?? ""
             let defaultText = definition.defaultValue.map { value in

@@ -107,6 +107,10 @@ public struct SettingDefinition: Sendable {
         self.environmentAliases = environmentAliases
     }
 
+    /// The canonical environment variable, as swift-configuration encodes the key under `notify`
+    /// (`pipeline.identityWait` → `NOTIFY_PIPELINE_IDENTITY_WAIT`).
+    public var environmentVariable: String { SettingsLoader.environmentVariableName(self) }
+
     /// The key as swift-configuration components.
     var configKey: AbsoluteConfigKey { AbsoluteConfigKey(key.split(separator: ".").map(String.init)) }
 
