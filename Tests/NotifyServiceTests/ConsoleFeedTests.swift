@@ -25,6 +25,22 @@ struct ConsoleFeedTests {
         #expect(NotificationPreview(SampleCommands.badgeClear, actionsByCategory: [:]).silent)
     }
 
+    @Test("the action buttons come from Schemas/categories.json, and core decisions become entries")
+    func coreTypes() throws {
+        let schemas = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("Schemas/categories.json")
+        let categories = try NotificationCategories(json: Array(try Data(contentsOf: schemas)))
+        let feed = ConsoleFeed(categories: categories)
+        feed.publish(.command(SampleCommands.groupImageToIOS))
+        #expect(feed.recent().first?.json.contains(#""actions":["Reply","Mute"]"#) == true)
+        let decision = Decision(
+            at: try #require(EventTime(rfc3339: "2026-11-22T03:00:00Z")), eventId: "e-1", reason: .muted,
+            userId: "u-carol", deviceId: "d-1", conversationId: "c-hike", messageId: "m-1")
+        feed.publish(.decision(decision))
+        #expect(feed.recent().last?.json.contains(#""reason":"muted""#) == true)
+        #expect(feed.recent().last?.json.contains(#""userId":"u-carol""#) == true)
+    }
+
     @Test("the feed keeps recent entries in order and drops the oldest beyond its capacity")
     func recent() {
         let feed = ConsoleFeed(capacity: 2)
