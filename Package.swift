@@ -111,5 +111,6 @@ let package = Package(
         .testTarget(name: "NotifyPipelineTests", dependencies: ["NotifyPipeline", "Kafka", "NotifyCore"]),
         // Deploy/ checks: the compose and Kubernetes files parse, and every `notify` command they run exists.
         .testTarget(name: "DeployTests", dependencies: ["NotifyCLI", "NotifyService"]),
+        .testTarget(name: "NotifyCLITests", dependencies: ["NotifyCLI"]),
     ]
 )
