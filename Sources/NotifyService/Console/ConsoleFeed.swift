@@ -16,6 +16,9 @@ public enum ConsoleEntry: Sendable {
 
 /// The live console's feed: stages and sinks publish what happens; the console page reads it as
 /// Server-Sent Events. It keeps the latest entries, so a page opened later shows recent history.
+///
+/// Each entry costs a JSON encoding: publish everything in `notify dev` and demos, and at most a
+/// sample under production load.
 public final class ConsoleFeed: Sendable {
     /// A published entry as the page receives it: a sequence number and its JSON.
     public struct Item: Sendable {
@@ -46,13 +49,12 @@ public final class ConsoleFeed: Sendable {
 
     /// Publishes an entry to every connected page and keeps it for later ones.
     public func publish(_ entry: ConsoleEntry) {
-        let fields = fields(of: entry)
+        // Encoded outside the lock; the sequence number is spliced in under it.
+        let body = Self.encode(.object(fields(of: entry))).dropFirst()
+        let at = Date.now.formatted(.iso8601)
         state.withLock { state in
             guard !state.finished else { return }
-            var object = fields
-            object["seq"] = .int(Int64(state.nextSequence))
-            object["at"] = .string(Date.now.formatted(.iso8601))
-            let item = Item(sequence: state.nextSequence, json: Self.encode(.object(object)))
+            let item = Item(sequence: state.nextSequence, json: "{\"seq\":\(state.nextSequence),\"at\":\"\(at)\"," + body)
             state.nextSequence += 1
             state.recent.append(item)
             if state.recent.count > capacity { state.recent.removeFirst(state.recent.count - capacity) }

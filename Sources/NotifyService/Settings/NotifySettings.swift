@@ -90,7 +90,7 @@ public struct NotifySettings: Sendable, Hashable {
     public var http: HTTP
     /// `shutdown.gracePeriod`: the whole budget from SIGTERM to exit.
     public var shutdownGracePeriod: Duration
-    /// `log.level`
+    /// `log.level`: `trace` … `critical`, as swift-log's `Logger.Level` raw values.
     public var logLevel: String
     public var sink: Sink
 
