@@ -10,6 +10,17 @@ import UnixSignals
 /// commits and leaves its group. Whatever is still running after 80 % of `shutdown.gracePeriod` is
 /// cancelled; `/readyz` reports "shutting down" at once, and the HTTP server stops last. The whole
 /// shutdown stays within `shutdown.gracePeriod` (10 s by default).
+///
+/// A command uses it like this:
+///
+/// ```swift
+/// let settings = try await service.loadSettings(kafka: kafka)       // ServiceOptions + KafkaOptions
+/// let shell = ServiceShell(settings: settings, logger: logger,
+///                          console: ConsoleFeed(categories: core.categories))
+/// let stages = PipelineService(settings: settings, metrics: shell.metrics, console: shell.console,
+///                              onRestored: { shell.status.markReady() })   // a `Service`
+/// try await shell.run([stages]) { address in print("serving http://\(address)") }
+/// ```
 public struct ServiceShell: Sendable {
     public let settings: NotifySettings
     public let status: ServiceStatus
