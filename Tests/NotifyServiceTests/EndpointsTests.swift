@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 import Testing
 @testable import NotifyService
 
@@ -68,6 +69,21 @@ struct EndpointsTests {
             metrics.recordConsumed(topic: "chat.messages", count: 4)
             let later = try PrometheusText.parse(try await get("/metrics", port: port).body)
             #expect(later.value("notify_records_consumed_total", ["topic": "chat.messages"]) == 7)
+        }
+    }
+
+    @Test("with http.console off, neither the page nor its feed is served")
+    func consoleOff() async throws {
+        var settings = testSettings()
+        settings.http.console = false
+        let shell = ServiceShell(settings: settings, logger: Logger(label: "test"))
+        try await withRunningShell(shell) { _, port in
+            let page = try await get("/", port: port)
+            let feed = try await get("/console/events", port: port)
+            let health = try await get("/healthz", port: port)
+            #expect(page.status == 404)
+            #expect(feed.status == 404)
+            #expect(health.status == 200)
         }
     }
 
