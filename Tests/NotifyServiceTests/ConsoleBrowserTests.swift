@@ -106,7 +106,8 @@ struct ConsoleBrowserTests {
             // Feed text is text, never markup.
             #expect(dom.contains("Are we still on for &lt;b&gt;tonight&lt;/b&gt;?"))
             // The avatar image (a data URL) loaded and replaced the initials.
-            #expect(dom.contains(#"<img alt="" src="data:image/png;base64"#))
+            #expect(dom.contains(#"<div class="avatar"><img alt="" src="data:image/png;base64"#))
+            #expect(dom.contains(#"<div class="avatar"><span>D</span></div>"#))
 
             let screenshot = FileManager.default.temporaryDirectory.appendingPathComponent("notify-console-\(UUID().uuidString).png")
             defer { if ProcessInfo.processInfo.environment["NOTIFY_KEEP_SCREENSHOT"] == nil { try? FileManager.default.removeItem(at: screenshot) } }

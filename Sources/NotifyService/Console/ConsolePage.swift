@@ -110,23 +110,28 @@ enum ConsolePage {
           const words = String(name || "?").replace(/^[@#]+/, "").trim().split(/\s+/).filter(Boolean);
           return ((words[0] || "?")[0] + (words.length > 1 ? words[words.length - 1][0] : "")).toUpperCase();
         }
-        function avatar(name, url) {
-          const box = el("div", "avatar", initials(name));
+        // A box showing `label` until the image at `url` has loaded. The image is in the document from
+        // the start (hidden), so the page's load event waits for it.
+        function imageBox(className, label, url) {
+          const box = el("div", className);
+          const text = el("span", null, label);
+          box.appendChild(text);
           const src = safeImageURL(url);
           if (src) {
-            const img = el("img"); img.alt = ""; img.src = src;
-            img.onload = () => { box.textContent = ""; box.appendChild(img); };
+            const img = el("img"); img.alt = ""; img.hidden = true;
+            img.onload = () => { text.remove(); img.hidden = false; };
+            img.onerror = () => img.remove();
+            box.appendChild(img);
+            img.src = src;
           }
           return box;
         }
+        function avatar(name, url) {
+          return imageBox("avatar", initials(name), url);
+        }
         function thumbnail(className, p) {
-          const box = el("div", className, p.attachmentMimeType || "attachment");
-          const src = safeImageURL(p.attachmentURL);
-          if (src && /^image\//.test(p.attachmentMimeType || "")) {
-            const img = el("img"); img.alt = ""; img.src = src;
-            img.onload = () => { box.textContent = ""; box.appendChild(img); };
-          }
-          return box;
+          const isImage = /^image\//.test(p.attachmentMimeType || "");
+          return imageBox(className, p.attachmentMimeType || "attachment", isImage ? p.attachmentURL : null);
         }
         function bump(kind) {
           counts[kind] += 1;
