@@ -8,11 +8,18 @@ let package = Package(
         .executable(name: "notify", targets: ["notify"]),
         .library(name: "Kafka", targets: ["Kafka"]),
         .library(name: "NotifyCore", targets: ["NotifyCore"]),
+        .library(name: "NotifyService", targets: ["NotifyService"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
+        .package(url: "https://github.com/apple/swift-configuration", from: "1.4.0"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
+        .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
+        .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
     ],
     targets: [
         // The C binding of librdkafka. Only the `Kafka` module imports it.
@@ -36,6 +43,20 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),
+        // The service shell every long-running command shares: settings, HTTP endpoints
+        // (health, readiness, metrics, live console), metrics names, graceful lifecycle.
+        .target(
+            name: "NotifyService",
+            dependencies: [
+                "NotifyCore",
+                .product(name: "Configuration", package: "swift-configuration"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]
+        ),
         // The Kafka shell around the core: the two stages as consumer-group members.
         .target(
             name: "NotifyPipeline",
@@ -51,6 +72,7 @@ let package = Package(
             dependencies: [
                 "Kafka",
                 "NotifyCore",
+                "NotifyService",
                 "NotifyPipeline",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
@@ -78,6 +100,17 @@ let package = Package(
         ),
         .testTarget(name: "KafkaTests", dependencies: ["Kafka"]),
         .testTarget(name: "NotifyCoreTests", dependencies: ["NotifyCore"], resources: [.copy("Golden")]),
+        .testTarget(
+            name: "NotifyServiceTests",
+            dependencies: [
+                "NotifyService",
+                "NotifyCore",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+            ]
+        ),
         .testTarget(name: "NotifyPipelineTests", dependencies: ["NotifyPipeline", "Kafka", "NotifyCore"]),
+        // Deploy/ checks: the compose and Kubernetes files parse, and every `notify` command they run exists.
+        .testTarget(name: "DeployTests", dependencies: ["NotifyCLI", "NotifyService"]),
+        .testTarget(name: "NotifyCLITests", dependencies: ["NotifyCLI"]),
     ]
 )
