@@ -76,6 +76,7 @@ let package = Package(
                 "NotifyPipeline",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
         .executableTarget(
@@ -88,6 +89,7 @@ let package = Package(
             dependencies: [
                 "Kafka",
                 "NotifyCore",
+                "NotifyPipeline",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]

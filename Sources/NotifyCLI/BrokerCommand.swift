@@ -16,8 +16,11 @@ struct BrokerCommand: AsyncParsableCommand {
             """
     )
 
-    @Option(name: .long, help: "Topic to create, NAME:PARTITIONS (repeatable). Default: every topic in the topic catalog.")
+    @Option(name: .long, help: "Topic to create besides the catalog's, NAME:PARTITIONS (repeatable).")
     var topic: [String] = []
+
+    @Flag(help: "Do not create the topics of Schemas/topics.json.")
+    var noCatalog = false
 
     @Option(name: .long, help: "Number of brokers in the cluster.")
     var brokers: Int = 1
@@ -26,7 +29,8 @@ struct BrokerCommand: AsyncParsableCommand {
 
     func run() async throws {
         guard brokers >= 1 else { throw ValidationError("--brokers must be at least 1.") }
-        let topics = try topic.isEmpty ? schemas.loadTopicCatalog().topics.map { ($0.name, $0.partitions) } : topic.map(Self.parseTopic)
+        let catalog = try noCatalog ? [] : schemas.loadTopicCatalog().topics.map { ($0.name, $0.partitions) }
+        let topics = try catalog + topic.map(Self.parseTopic)
         let logger = Logger(label: "notify.broker")
         let broker = try EmbeddedBroker(brokers: brokers, logger: logger)
         for (name, partitions) in topics { try broker.createTopic(name, partitions: partitions) }

@@ -3,57 +3,145 @@ import Kafka
 import Logging
 import NotifyCore
 import NotifyPipeline
+import NotifyService
+import ServiceLifecycle
 
-/// `notify pipeline`: the stages as a consumer-group member, until SIGINT or SIGTERM.
+/// `notify pipeline`: the stages as a consumer-group member, with /healthz, /readyz, /metrics and the
+/// console, until SIGINT or SIGTERM.
 struct PipelineCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "pipeline",
         abstract: "Run the pipeline stages (fanout, route) as a member of a consumer group.",
         discussion: """
-            Start as many instances as you like with the same --group: partitions are split between them and \
+            Start as many instances as you like with the same group: partitions are split between them and \
             move on join, leave and crash. Each task restores its state from the stage's changelog topic \
-            before it processes a record.
+            before it processes a record; /readyz answers 200 once that is done. Settings come from flags, \
+            NOTIFY_* variables and --config, in that order (docs/configuration.md).
             """
     )
 
     @OptionGroup var kafka: KafkaOptions
-    @OptionGroup var schemas: SchemasOption
+    @OptionGroup var service: ServiceOptions
 
-    @Option(help: "Consumer group; each stage joins <group>.<stage>.")
-    var group: String = "notify"
+    @Option(help: "Consumer group; each stage joins <group>.<stage> (setting kafka.groupId, default notify).")
+    var group: String?
 
-    @Option(help: "Stages to run, comma-separated: fanout, route.")
-    var stages: String = "fanout,route"
+    @Option(help: "Stages to run, comma-separated: fanout, route (setting pipeline.stages).")
+    var stages: String?
 
-    @Option(help: "How long a message from an unknown sender waits for its identity, in milliseconds.")
-    var identityWaitMs: Int64?
+    @Option(help: ArgumentHelp("The Schemas directory (setting pipeline.schemas).", valueName: "dir"))
+    var schemas: String?
 
     func run() async throws {
-        let names = try stages.split(separator: ",").map { name in
-            guard let stage = StageName(rawValue: name.trimmingCharacters(in: .whitespaces)) else {
-                throw ValidationError("--stages: unknown stage \"\(name)\" (fanout, route)")
-            }
-            return stage
+        let settings = try await service.loadSettings(kafka: kafka, commandFlags: [
+            ("kafka.groupId", "--group", group), ("pipeline.stages", "--stages", stages), ("pipeline.schemas", "--schemas", schemas),
+        ])
+        let logger = settings.logger(label: "notify.pipeline")
+        let core = try settings.coreConfiguration()
+        let shell = ServiceShell(settings: settings, logger: logger, console: ConsoleFeed(categories: core.categories))
+        shell.metrics.bootstrapMetricsSystem()
+        let pipeline = NotifyPipeline(
+            settings: try settings.pipelineSettings(core: core), observer: .service(shell), logger: logger)
+        try await shell.run([PipelineService(pipeline: pipeline)]) { address in
+            logger.info("Serving /healthz, /readyz, /metrics and the console at http://\(address)")
         }
-        var core = try schemas.loadConfiguration()
-        if let identityWaitMs { core.identityWaitMilliseconds = identityWaitMs }
-        let settings = PipelineSettings(
-            client: try kafka.clientConfiguration(clientId: "notify-pipeline"), groupId: group, stages: Set(names), core: core)
-        let logger = Logger(label: "notify.pipeline")
-        let pipeline = NotifyPipeline(settings: settings, observer: .logging(to: logger), logger: logger)
-        try await runUntilTerminated { try await pipeline.run() }
+    }
+}
+
+/// The pipeline as a service of the lifecycle: on graceful shutdown it stops fetching, finishes
+/// in-flight work, commits and leaves its groups.
+struct PipelineService: Service {
+    let pipeline: NotifyPipeline
+
+    func run() async throws {
+        try await cancelWhenGracefulShutdown { try await pipeline.run() }
     }
 }
 
 extension PipelineObserver {
-    /// Logs every decision and command at info level.
-    static func logging(to logger: Logger) -> PipelineObserver {
+    /// Feeds the shell: readiness, metrics, the console and the log.
+    static func service(_ shell: ServiceShell) -> PipelineObserver {
         PipelineObserver(
-            onDecisions: { decisions in decisions.forEach { logger.info("\($0)") } },
-            onProduced: { _, commands, _ in
-                for command in commands {
-                    logger.info("command \(command.path.rawValue) to \(command.recipient.userId)/\(command.recipient.deviceId) (\(command.recipient.provider.rawValue)) message \(command.messageId ?? "-")")
+            onConsumed: { records in
+                for (topic, count) in Dictionary(grouping: records, by: \.topic).mapValues(\.count) {
+                    shell.metrics.recordConsumed(topic: topic, count: count)
                 }
-            })
+                for record in records {
+                    shell.console.publish(.event(topic: record.topic, key: record.key.map { String(decoding: $0, as: UTF8.self) },
+                                                 type: ConsoleSummary.type(of: record.value), summary: ConsoleSummary.summary(of: record.value)))
+                }
+            },
+            onDecisions: { decisions in
+                for decision in decisions {
+                    shell.metrics.recordSuppression(reason: decision.reason.rawValue)
+                    shell.console.publish(.decision(decision))
+                    shell.logger.info("\(decision)")
+                }
+            },
+            onProduced: { records, commands, deadLetters in
+                for (topic, count) in Dictionary(grouping: records, by: \.topic).mapValues(\.count) {
+                    shell.metrics.recordProduced(topic: topic, count: count)
+                }
+                for letter in deadLetters { shell.metrics.recordDeadLetter(reason: letter.reason, source: letter.sourceTopic) }
+                for command in commands {
+                    shell.console.publish(.command(command))
+                    shell.logger.info("command \(command.path.rawValue) to \(command.recipient.userId)/\(command.recipient.deviceId) (\(command.recipient.provider.rawValue)) message \(command.messageId ?? "-")")
+                }
+            },
+            onReady: { shell.status.markReady() })
+    }
+}
+
+extension NotifySettings {
+    /// A logger at the configured level.
+    func logger(label: String) -> Logger {
+        var logger = Logger(label: label)
+        logger.logLevel = Logger.Level(rawValue: logLevel) ?? .info
+        return logger
+    }
+
+    /// The core's configuration: the Schemas' policies and categories, and the pipeline's times.
+    func coreConfiguration() throws -> CoreConfiguration {
+        var core: CoreConfiguration
+        do {
+            core = try CoreConfiguration.load(schemasDirectory: pipeline.schemasDirectory)
+        } catch let error as ConfigurationError {
+            throw ValidationError("\(error) (set pipeline.schemas, --schemas or NOTIFY_SCHEMAS)")
+        }
+        core.identityWaitMilliseconds = pipeline.identityWait.wholeMilliseconds
+        core.clientStateMaxAgeMilliseconds = pipeline.clientStateMaxAge.wholeMilliseconds
+        core.backgroundPushIntervalMilliseconds = pipeline.backgroundPushInterval.wholeMilliseconds
+        return core
+    }
+
+    /// What the pipeline needs of the settings.
+    func pipelineSettings(core: CoreConfiguration) throws -> PipelineSettings {
+        let names = try pipeline.stages.map { name in
+            guard let stage = StageName(rawValue: name) else { throw ValidationError("pipeline.stages: unknown stage \(name)") }
+            return stage
+        }
+        return PipelineSettings(
+            client: KafkaClientConfiguration(bootstrapServers: kafka.bootstrap, clientId: kafka.clientId, properties: kafka.properties),
+            groupId: kafka.groupId ?? "notify", stages: Set(names), core: core)
+    }
+}
+
+extension Duration {
+    /// Whole milliseconds.
+    var wholeMilliseconds: Int64 {
+        components.seconds * 1000 + components.attoseconds / 1_000_000_000_000_000
+    }
+}
+
+/// One-line descriptions of input records for the console.
+enum ConsoleSummary {
+    static func type(of value: [UInt8]) -> String {
+        (try? CoreJSON.parse(value))?["type"]?.stringValue ?? "(unreadable)"
+    }
+
+    static func summary(of value: [UInt8]) -> String {
+        guard let json = try? CoreJSON.parse(value) else { return "\(value.count) bytes, not JSON" }
+        let text = String(decoding: CoreJSON.encode(json), as: UTF8.self)
+        return text.count > 200 ? String(text.prefix(200)) + "…" : text
     }
 }

@@ -39,6 +39,10 @@ struct PartitionTask<Logic: StageLogic>: Sendable {
     var state: Logic.State
     /// key → input topic → offset of the last record applied (restored from the changelog).
     var applied: [String: [String: Int64]] = [:]
+    /// key → ids of the last events applied to it, oldest first (at most ``recentLimit``).
+    var recent: [String: [String]] = [:]
+    /// How many event ids per key are remembered to recognise an event that comes again.
+    static var recentLimit: Int { 32 }
     /// Input topic → the next offset to read.
     var processed: [String: Int64] = [:]
     /// Records whose work is not finished (held messages) → where they are.
@@ -134,6 +138,7 @@ struct PartitionTask<Logic: StageLogic>: Sendable {
     mutating func restore(key: String, value: ChangelogValue, logic: Logic) throws {
         try logic.restore(&state, key: key, value: value.entry)
         applied[key] = value.applied
+        recent[key] = value.recent
     }
 
     private mutating func fold(
@@ -154,6 +159,9 @@ struct PartitionTask<Logic: StageLogic>: Sendable {
             output.deadLetters.append(DeadLetter(record, reason: error.description))
             return
         }
+        if recent[event.key]?.contains(event.id) == true {
+            return  // The same event again (re-emitted upstream after a crash): applied already.
+        }
         guard let input = logic.input(from: event) else {
             output.deadLetters.append(DeadLetter(record, reason: "\(record.topic): not an input of the \(logic.name.rawValue) stage"))
             return
@@ -163,6 +171,8 @@ struct PartitionTask<Logic: StageLogic>: Sendable {
             output.deadLetters.append(DeadLetter(record, reason: rejection))
         }
         applied[event.key, default: [:]][record.topic] = record.offset
+        recent[event.key, default: []].append(event.id)
+        if recent[event.key]!.count > Self.recentLimit { recent[event.key]!.removeFirst() }
         touched.insert(event.key)
         if let id = logic.waitingId(of: event) {
             waiting[id] = Position(key: event.key, topic: record.topic, offset: record.offset)
@@ -183,7 +193,7 @@ struct PartitionTask<Logic: StageLogic>: Sendable {
         for key in touched.sorted() {
             let stillWaiting = Set(logic.waiting(in: state, key: key))
             waiting = waiting.filter { $0.value.key != key || stillWaiting.contains($0.key) }
-            let value = ChangelogValue(entry: logic.snapshot(state, key: key), applied: applied[key] ?? [:])
+            let value = ChangelogValue(entry: logic.snapshot(state, key: key), applied: applied[key] ?? [:], recent: recent[key] ?? [])
             output.changelog.append(OutgoingRecord(
                 topic: logic.changelogTopic, key: Array(key.utf8), value: value.encoded(), partition: partition))
         }

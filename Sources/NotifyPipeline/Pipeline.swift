@@ -144,7 +144,12 @@ public final class NotifyPipeline: Sendable {
     }
 
     private func markReady(_ part: String) {
-        readiness.withLock { _ = $0.insert(part) }
+        let becameReady = readiness.withLock { parts in
+            let before = parts.isSuperset(of: requiredReadiness)
+            parts.insert(part)
+            return !before && parts.isSuperset(of: requiredReadiness)
+        }
+        if becameReady { observer.onReady() }
     }
 
     /// Refuses to run when co-partitioned topics differ in partition count.

@@ -11,15 +11,19 @@ public struct PipelineObserver: Sendable {
     /// Records were acknowledged by the broker: every output record, the
     /// commands among them, and the dead letters.
     public var onProduced: @Sendable (_ records: [OutgoingRecord], _ commands: [NotificationCommand], _ deadLetters: [DeadLetter]) -> Void
+    /// The identity table is loaded and every stage has restored its first assignment.
+    public var onReady: @Sendable () -> Void
 
     public init(
         onConsumed: @escaping @Sendable ([KafkaRecord]) -> Void = { _ in },
         onDecisions: @escaping @Sendable ([Decision]) -> Void = { _ in },
-        onProduced: @escaping @Sendable ([OutgoingRecord], [NotificationCommand], [DeadLetter]) -> Void = { _, _, _ in }
+        onProduced: @escaping @Sendable ([OutgoingRecord], [NotificationCommand], [DeadLetter]) -> Void = { _, _, _ in },
+        onReady: @escaping @Sendable () -> Void = {}
     ) {
         self.onConsumed = onConsumed
         self.onDecisions = onDecisions
         self.onProduced = onProduced
+        self.onReady = onReady
     }
 
     func consumed(_ records: [KafkaRecord]) {

@@ -9,6 +9,7 @@ struct NotifyBench: AsyncParsableCommand {
         abstract: "Benchmarks for notify: run them on a quiet machine and compare ratios, not absolute figures.",
         subcommands: [
             PassthroughBenchmark.self,
+            PipelineBenchmark.self,
             SeedBenchmarkInput.self,
             BuilderBenchmark.self,
         ]

@@ -59,8 +59,7 @@ struct PassthroughBenchmark: AsyncParsableCommand {
             }
             for try await done in group { try store(done) }
         }
-        let elapsed = ContinuousClock.now - (started ?? .now)
-        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        let seconds = (ContinuousClock.now - (started ?? .now)).seconds
         print("passthrough: \(consumed) records in \(String(format: "%.3f", seconds)) s = \(Int(Double(consumed) / seconds)) records/s")
         await consumer.close()
         await producer.close()

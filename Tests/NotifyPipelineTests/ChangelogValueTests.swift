@@ -3,7 +3,8 @@ import Testing
 
 @Suite struct ChangelogValueTests {
     @Test func roundTripsEntryAndAppliedOffsets() throws {
-        let value = ChangelogValue(entry: Array(#"{"held":[]}"#.utf8), applied: ["chat.messages": 41, "chat.conversations": 3])
+        let value = ChangelogValue(entry: Array(#"{"held":[]}"#.utf8), applied: ["chat.messages": 41, "chat.conversations": 3],
+                                   recent: ["e-1", "e-2"])
         let decoded = try ChangelogValue.decode(value.encoded())
         #expect(decoded == value)
     }

@@ -1,0 +1,152 @@
+import ArgumentParser
+import Foundation
+import Kafka
+import Logging
+import NotifyCore
+import NotifyPipeline
+import Synchronization
+
+/// `notify-bench pipeline`: both stages in this process on a broker, fed message events; prints
+/// throughput, then latency from produce to command acknowledged at a fixed offered rate.
+struct PipelineBenchmark: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "pipeline",
+        abstract: "Messages through both stages: throughput, then p50/p99 latency at an offered rate.",
+        discussion: "Needs the topics of Schemas/topics.json on the broker (notify broker creates them)."
+    )
+
+    @Option(help: "Kafka bootstrap servers.") var bootstrap: String
+    @Option(help: "Messages for the throughput run.") var count: Int = 100_000
+    @Option(help: "Offered messages/s for the latency run.") var rate: Int = 10_000
+    @Option(help: "Seconds of the latency run.") var seconds: Int = 5
+    @Option(help: "The Schemas directory.") var schemas: String = "Schemas"
+
+    static let identities = 50_000
+    static let conversations = 10_000
+
+    func run() async throws {
+        var logger = Logger(label: "notify.bench")
+        logger.logLevel = .error
+        let client = KafkaClientConfiguration(bootstrapServers: bootstrap, clientId: "notify-bench")
+        let producer = try KafkaProducer(configuration: client, logger: logger)
+        try await seed(producer)
+
+        let acknowledged = CommandClock()
+        let pipeline = NotifyPipeline(
+            settings: PipelineSettings(client: client, groupId: "bench-\(UInt32.random(in: 0...UInt32.max))",
+                                       core: try CoreConfiguration.load(schemasDirectory: schemas)),
+            observer: PipelineObserver(onProduced: { _, commands, _ in acknowledged.record(commands) }),
+            logger: logger)
+        let running = Task { try await pipeline.run() }
+        while !pipeline.isReady { try await Task.sleep(for: .milliseconds(50)) }
+
+        // Throughput: everything at once.
+        let start = ContinuousClock.now
+        let sent = Sent()
+        try await produceMessages(0..<count, producer: producer, sent: sent, pace: nil)
+        try await acknowledged.wait(for: count)
+        let elapsed = (ContinuousClock.now - start).seconds
+        print("pipeline: \(count) messages in \(String(format: "%.3f", elapsed)) s = \(Int(Double(count) / elapsed)) messages/s")
+
+        // Latency at the offered rate.
+        let total = rate * seconds
+        let latencySent = Sent()
+        try await produceMessages(count..<(count + total), producer: producer, sent: latencySent, pace: rate)
+        try await acknowledged.wait(for: count + total)
+        let latencies = acknowledged.latencies(since: latencySent).sorted()
+        func percentile(_ p: Double) -> Double { latencies[min(latencies.count - 1, Int(Double(latencies.count) * p))] }
+        print("pipeline latency at \(rate) messages/s offered: \(latencies.count) messages, p50 \(String(format: "%.1f", percentile(0.5))) ms, p99 \(String(format: "%.1f", percentile(0.99))) ms")
+        running.cancel()
+        _ = try? await running.value
+        await producer.close()
+    }
+
+    /// 50,000 identities, 10,000 two-member conversations, one Android phone per member (state unknown: push).
+    private func seed(_ producer: KafkaProducer) async throws {
+        var records: [OutgoingRecord] = []
+        func add(_ topic: String, _ key: String, _ json: String) {
+            records.append(OutgoingRecord(topic: topic, key: Array(key.utf8), value: Array(json.utf8), timestampMilliseconds: 0))
+        }
+        for user in 0..<Self.identities {
+            add(Topic.identities, "u\(user)", #"{"type":"identity.updated","id":"i\#(user)","at":"2026-11-22T09:00:00Z","userId":"u\#(user)","displayName":"User \#(user)"}"#)
+        }
+        for conversation in 0..<Self.conversations {
+            let (a, b) = (2 * conversation, 2 * conversation + 1)
+            add(Topic.conversations, "c\(conversation)", #"{"type":"conversation.updated","id":"c\#(conversation)","at":"2026-11-22T09:00:00Z","conversationId":"c\#(conversation)","kind":"direct","members":["u\#(a)","u\#(b)"]}"#)
+            for user in [a, b] {
+                add(Topic.devices, "u\(user)", #"{"type":"devices.updated","id":"d\#(user)","at":"2026-11-22T09:00:00Z","userId":"u\#(user)","devices":[{"deviceId":"u\#(user)-phone","platform":"android","provider":"fcm","token":"t\#(user)","appId":"com.example.chat"}]}"#)
+            }
+        }
+        _ = try await producer.send(records)
+        print("pipeline: seeded \(Self.identities) identities, \(Self.conversations) conversations, \(2 * Self.conversations) devices")
+    }
+
+    /// Produces message events; with `pace`, at that many per second in 10 ms slices.
+    private func produceMessages(_ range: Range<Int>, producer: KafkaProducer, sent: Sent, pace: Int?) async throws {
+        let slice = pace.map { max(1, $0 / 100) } ?? 5_000
+        let began = ContinuousClock.now
+        var pending: [Task<Void, any Error>] = []
+        for (sliceIndex, start) in stride(from: range.lowerBound, to: range.upperBound, by: slice).enumerated() {
+            if pace != nil {
+                try await Task.sleep(until: began + .milliseconds(10 * sliceIndex), clock: .continuous)
+            }
+            let numbers = start..<min(range.upperBound, start + slice)
+            let now = ContinuousClock.now
+            let records = numbers.map { number -> OutgoingRecord in
+                let conversation = number % Self.conversations
+                let json = #"{"type":"message.received","id":"e\#(number)","at":"2026-11-22T10:00:00Z","messageId":"m\#(number)","conversationId":"c\#(conversation)","senderId":"u\#(2 * conversation)","kind":"text","text":"benchmark message \#(number)"}"#
+                return OutgoingRecord(topic: Topic.messages, key: Array("c\(conversation)".utf8), value: Array(json.utf8))
+            }
+            sent.record(numbers.map { "m\($0)" }, at: now)
+            pending.append(Task { _ = try await producer.send(records) })
+            if pending.count > 32 { try await pending.removeFirst().value }
+        }
+        for task in pending { try await task.value }
+    }
+}
+
+/// When each message was sent.
+final class Sent: Sendable {
+    private let times = Mutex<[String: ContinuousClock.Instant]>([:])
+
+    func record(_ messageIds: [String], at instant: ContinuousClock.Instant) {
+        times.withLock { times in for id in messageIds { times[id] = instant } }
+    }
+
+    func time(of messageId: String) -> ContinuousClock.Instant? {
+        times.withLock { $0[messageId] }
+    }
+
+    var ids: [String] { times.withLock { Array($0.keys) } }
+}
+
+/// When each message's command was acknowledged.
+final class CommandClock: Sendable {
+    private let acknowledged = Mutex<[String: ContinuousClock.Instant]>([:])
+
+    func record(_ commands: [NotificationCommand]) {
+        let now = ContinuousClock.now
+        acknowledged.withLock { seen in
+            for command in commands { if let id = command.messageId, seen[id] == nil { seen[id] = now } }
+        }
+    }
+
+    func wait(for count: Int) async throws {
+        while acknowledged.withLock({ $0.count }) < count { try await Task.sleep(for: .milliseconds(5)) }
+    }
+
+    /// Milliseconds from send to acknowledgement of each message of `sent`.
+    func latencies(since sent: Sent) -> [Double] {
+        let acknowledged = acknowledged.withLock { $0 }
+        return sent.ids.compactMap { id in
+            guard let start = sent.time(of: id), let end = acknowledged[id] else { return nil }
+            return (end - start).seconds * 1000
+        }
+    }
+}
+
+extension Duration {
+    var seconds: Double {
+        Double(components.seconds) + Double(components.attoseconds) / 1e18
+    }
+}

@@ -1,0 +1,142 @@
+import Foundation
+import Kafka
+import NotifyCore
+import Testing
+@testable import NotifyPipeline
+
+/// `notify pipeline` as real processes: killed with SIGKILL, added and removed while records flow.
+@Suite(.serialized) struct PipelineProcessTests {
+    /// 30 conversations, each from its own sender to its own recipient with one phone.
+    static let pairs = 30
+
+    static func setup() -> [ScenarioEvent] {
+        (0..<pairs).flatMap { index in [
+            Scenario.identity("sender-\(index)", "Sender \(index)", at: 0),
+            Scenario.identity("recipient-\(index)", "Recipient \(index)", at: 0),
+            Scenario.conversation("pair-\(index)", members: ["sender-\(index)", "recipient-\(index)"]),
+            Scenario.phone("recipient-\(index)"),
+        ] }
+    }
+
+    /// `count` messages spread round-robin over the conversations, in event-time order.
+    static func messages(_ range: Range<Int>) -> [ScenarioEvent] {
+        range.map { number in
+            let index = number % pairs
+            return Scenario.message("m\(number)", in: "pair-\(index)", from: "sender-\(index)", "message \(number)",
+                                    at: 10 + Double(number) / 100)
+        }
+    }
+
+    @Test func killedInstanceLosesNothingAndRepeatsOnlyIdenticalCommands() async throws {
+        let configuration = try testCoreConfiguration()
+        let all = Self.setup() + Self.messages(0..<600)
+        let expected = try rendered(all, configuration: configuration)
+        try await withPipelineBroker { broker in
+            try await produce(Self.setup(), to: broker)
+            let first = try PipelineProcess(broker: broker)
+            defer { first.kill() }
+            let feeding = Task { try await feed(Self.messages(0..<600), to: broker, chunks: 12) }
+            _ = try await readCommands(from: broker) { $0.count >= 150 }
+            first.kill()
+            let second = try PipelineProcess(broker: broker)
+            defer { second.kill() }
+            try await feeding.value
+            let commands = try await readCommands(from: broker, timeout: .seconds(120)) { commands in
+                Set(commands.compactMap(\.messageId)).count >= 600
+            }
+            second.terminate()
+            try checkAgainstReference(commands, expected: expected)
+        }
+    }
+
+    @Test func instancesAddedAndKilledMakeTheSingleInstanceCommands() async throws {
+        let configuration = try testCoreConfiguration()
+        let all = Self.setup() + Self.messages(0..<600)
+        let expected = try rendered(all, configuration: configuration)
+        try await withPipelineBroker { broker in
+            try await produce(Self.setup(), to: broker)
+            let one = try PipelineProcess(broker: broker)
+            let two = try PipelineProcess(broker: broker)
+            defer { one.kill(); two.kill() }
+            try await feed(Self.messages(0..<200), to: broker, chunks: 4)
+            _ = try await readCommands(from: broker) { Set($0.compactMap(\.messageId)).count >= 100 }
+            let three = try PipelineProcess(broker: broker)
+            defer { three.kill() }
+            try await feed(Self.messages(200..<400), to: broker, chunks: 4)
+            _ = try await readCommands(from: broker, timeout: .seconds(90)) { Set($0.compactMap(\.messageId)).count >= 300 }
+            one.kill()
+            try await feed(Self.messages(400..<600), to: broker, chunks: 4)
+            let commands = try await readCommands(from: broker, timeout: .seconds(120)) { commands in
+                Set(commands.compactMap(\.messageId)).count >= 600
+            }
+            two.terminate()
+            three.terminate()
+            try checkAgainstReference(commands, expected: expected)
+        }
+    }
+}
+
+/// Produces the events in `chunks` pieces, a little apart, so instances come and go while they flow.
+private func feed(_ events: [ScenarioEvent], to broker: EmbeddedBroker, chunks: Int) async throws {
+    let size = (events.count + chunks - 1) / chunks
+    for start in stride(from: 0, to: events.count, by: size) {
+        try await produce(Array(events[start..<min(events.count, start + size)]), to: broker)
+        try await Task.sleep(for: .milliseconds(300))
+    }
+}
+
+/// Every expected command is there; anything repeated is byte-identical; per device, messages
+/// first appear in the order of the reference.
+private func checkAgainstReference(_ commands: [NotificationCommand], expected: [NotificationCommand]) throws {
+    var bytesById: [String: [UInt8]] = [:]
+    for command in commands {
+        let bytes = CoreJSON.encode(command)
+        if let seen = bytesById[command.id] {
+            #expect(seen == bytes, "command \(command.id) repeated with different bytes")
+        }
+        bytesById[command.id] = bytes
+    }
+    let expectedBytes = Dictionary(uniqueKeysWithValues: expected.map { ($0.id, CoreJSON.encode($0)) })
+    #expect(Set(bytesById.keys) == Set(expectedBytes.keys), "missing: \(Set(expectedBytes.keys).subtracting(bytesById.keys).count), extra: \(Set(bytesById.keys).subtracting(expectedBytes.keys).count)")
+    for (id, bytes) in expectedBytes {
+        #expect(bytesById[id] == bytes, "command \(id) differs from the single-instance reference")
+    }
+    let expectedOrder = Dictionary(grouping: expected, by: \.recipient.deviceId).mapValues { $0.compactMap(\.messageId) }
+    for (device, received) in Dictionary(grouping: commands, by: \.recipient.deviceId) {
+        var firstSeen: [String] = []
+        for id in received.compactMap(\.messageId) where !firstSeen.contains(id) { firstSeen.append(id) }
+        #expect(firstSeen == expectedOrder[device], "order on \(device)")
+    }
+}
+
+/// A `notify pipeline` process of the built executable.
+final class PipelineProcess: Sendable {
+    private let process: Process
+
+    init(broker: EmbeddedBroker, group: String = "notify-process-tests") throws {
+        let executable = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("notify")
+        let process = Process()
+        process.executableURL = FileManager.default.isExecutableFile(atPath: executable.path)
+            ? executable : repositoryRoot.appendingPathComponent(".build/debug/notify")
+        process.arguments = [
+            "pipeline", "--bootstrap", broker.bootstrapServers, "--group", group,
+            "--schemas", repositoryRoot.appendingPathComponent("Schemas").path,
+        ]
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        self.process = process
+    }
+
+    /// SIGKILL: no chance to finish or commit anything.
+    func kill() {
+        if process.isRunning { Foundation.kill(process.processIdentifier, SIGKILL) }
+        process.waitUntilExit()
+    }
+
+    /// SIGTERM, then wait for the clean exit.
+    func terminate() {
+        if process.isRunning { process.terminate() }
+        process.waitUntilExit()
+    }
+}
