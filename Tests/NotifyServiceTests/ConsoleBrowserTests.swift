@@ -7,7 +7,7 @@ import Testing
 /// Runs Debian's headless Chromium against the console page, as the browser a developer opens.
 enum HeadlessChromium {
     struct Missing: Error, CustomStringConvertible {
-        var description: String { "chromium not found: run .ci/install-chromium.sh (apt-get install -y chromium)" }
+        var description: String { "chromium not found: run Scripts/setup.sh (apt-get install -y chromium)" }
     }
 
     struct Failed: Error, CustomStringConvertible {
@@ -66,7 +66,7 @@ enum HeadlessChromium {
     }
 }
 
-/// Needs Chromium (`.ci/install-chromium.sh`); without it the test fails, unless the run opted out of
+/// Needs Chromium (`Scripts/setup.sh` installs it); without it the test fails, unless the run opted out of
 /// browser tests explicitly with NOTIFY_SKIP_BROWSER=1 (as `Scripts/setup.sh` does).
 @Suite(
     "Live console in headless Chromium", .serialized,
