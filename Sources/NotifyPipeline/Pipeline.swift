@@ -61,7 +61,7 @@ public final class NotifyPipeline: Sendable {
     public func run() async throws {
         let admin = try KafkaAdmin(configuration: settings.client, logger: logger)
         try await checkCoPartitioning(admin)
-        let producer = try KafkaProducer(configuration: settings.largeRecordClient, logger: logger)
+        let producer = try KafkaProducer(configuration: settings.largeRecordClient(property: "message.max.bytes"), logger: logger)
         let restorer = ChangelogRestorer(client: settings.client, admin: admin, logger: logger)
         let limits = RecordLimits(maxRecordBytes: settings.maxRecordBytes)
         do {
@@ -102,7 +102,7 @@ public final class NotifyPipeline: Sendable {
         let logic = runner.logic
         let stageName = logic.name.rawValue
         let consumer = try KafkaConsumer(
-            configuration: .init(client: settings.largeRecordClient, groupId: "\(settings.groupId).\(stageName)", assignmentStrategy: .range),
+            configuration: .init(client: settings.largeRecordClient(property: "max.partition.fetch.bytes"), groupId: "\(settings.groupId).\(stageName)", assignmentStrategy: .range),
             hooks: RebalanceHooks(
                 assigned: { [logger] partitions in
                     do {
@@ -177,13 +177,13 @@ public final class NotifyPipeline: Sendable {
 }
 
 extension PipelineSettings {
-    /// The client settings with room for records over the limit: they are still read whole and
-    /// sent whole to the dead-letter topic (up to four times the limit).
-    var largeRecordClient: KafkaClientConfiguration {
+    /// The client settings with room for records over the limit in `property`
+    /// (`max.partition.fetch.bytes` to read them whole, `message.max.bytes` to send
+    /// them whole to the dead-letter topic), up to four times the limit.
+    func largeRecordClient(property: String) -> KafkaClientConfiguration {
         var client = client
-        let room = String(max(1_048_576, maxRecordBytes * 4))
-        for property in ["max.partition.fetch.bytes", "message.max.bytes"] where client.properties[property] == nil {
-            client.properties[property] = room
+        if client.properties[property] == nil {
+            client.properties[property] = String(max(1_048_576, maxRecordBytes * 4))
         }
         return client
     }

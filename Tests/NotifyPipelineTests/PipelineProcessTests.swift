@@ -121,9 +121,17 @@ final class PipelineProcess: Sendable {
         process.arguments = [
             "pipeline", "--bootstrap", broker.bootstrapServers, "--group", group,
             "--schemas", repositoryRoot.appendingPathComponent("Schemas").path,
+            "--http-listen", "127.0.0.1:0",
         ]
         process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
+        let logDirectory = ProcessInfo.processInfo.environment["NOTIFY_TEST_PROCESS_LOGS"]
+        if let logDirectory {
+            let path = "\(logDirectory)/pipeline-\(UUID().uuidString.prefix(8)).log"
+            FileManager.default.createFile(atPath: path, contents: nil)
+            process.standardError = FileHandle(forWritingAtPath: path)
+        } else {
+            process.standardError = FileHandle.nullDevice
+        }
         try process.run()
         self.process = process
     }
