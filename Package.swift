@@ -8,11 +8,18 @@ let package = Package(
         .executable(name: "notify", targets: ["notify"]),
         .library(name: "Kafka", targets: ["Kafka"]),
         .library(name: "NotifyCore", targets: ["NotifyCore"]),
+        .library(name: "NotifySinks", targets: ["NotifySinks"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
+        .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
+        .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird-websocket", from: "2.8.1"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
     ],
     targets: [
         // The C binding of librdkafka. Only the `Kafka` module imports it.
@@ -36,12 +43,48 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),
+        // Delivery sinks: the shared runtime (order, dedupe, expiry, retries, DLQ, outcomes)
+        // and the kinds apns, fcm, inapp, webhook, jsonl.
+        .target(
+            name: "NotifySinks",
+            dependencies: [
+                "Kafka",
+                "NotifyCore",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
+            ]
+        ),
+        // Loopback stand-ins for the services the sinks talk to (APNs over HTTP/2, FCM and its
+        // token endpoint, a webhook receiver) and a throwaway CA: used by the tests and notify-bench.
+        .target(
+            name: "NotifySinkStandIns",
+            dependencies: [
+                "NotifySinks",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdHTTP2", package: "hummingbird"),
+                .product(name: "HummingbirdTLS", package: "hummingbird"),
+            ]
+        ),
         // The `notify` command line: one file per subcommand.
         .target(
             name: "NotifyCLI",
             dependencies: [
                 "Kafka",
                 "NotifyCore",
+                "NotifySinks",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -53,11 +96,23 @@ let package = Package(
             dependencies: [
                 "Kafka",
                 "NotifyCore",
+                "NotifySinks",
+                "NotifySinkStandIns",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
         .testTarget(name: "KafkaTests", dependencies: ["Kafka"]),
         .testTarget(name: "NotifyCoreTests", dependencies: ["NotifyCore"]),
+        .testTarget(
+            name: "NotifySinksTests",
+            dependencies: [
+                "Kafka",
+                "NotifyCore",
+                "NotifySinks",
+                "NotifySinkStandIns",
+                .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
+            ]
+        ),
     ]
 )

@@ -1,0 +1,3 @@
+import Hummingbird
+import HummingbirdHTTP2
+import HummingbirdTLS

@@ -1,0 +1,203 @@
+import Foundation
+import Kafka
+import Logging
+import NotifyCore
+import ServiceLifecycle
+import Synchronization
+
+/// The topics a sink reads and writes.
+public struct SinkTopics: Sendable, Hashable {
+    public var commands: String
+    public var outcomes: String
+    public var deadLetters: String
+
+    public init(commands: String = "notify.commands", outcomes: String = "notify.outcomes", deadLetters: String = "notify.dlq") {
+        self.commands = commands
+        self.outcomes = outcomes
+        self.deadLetters = deadLetters
+    }
+}
+
+/// How a ``SinkRuntime`` runs.
+public struct SinkRuntimeConfiguration: Sendable {
+    public var kafka: KafkaClientConfiguration
+    /// The consumer group; `notify-sink-<kind>` when `nil`.
+    public var groupId: String?
+    public var topics: SinkTopics
+    public var retry: RetryPolicy
+    /// Delivery attempts under way at once, over all devices.
+    public var maxInFlight: Int
+    /// Commands read but not finished before reading pauses.
+    public var maxBuffered: Int
+    /// How often finished offsets are committed.
+    public var commitInterval: Duration
+
+    public init(
+        kafka: KafkaClientConfiguration, groupId: String? = nil, topics: SinkTopics = SinkTopics(),
+        retry: RetryPolicy = RetryPolicy(), maxInFlight: Int = 512, maxBuffered: Int = 20_000,
+        commitInterval: Duration = .milliseconds(200)
+    ) {
+        self.kafka = kafka
+        self.groupId = groupId
+        self.topics = topics
+        self.retry = retry
+        self.maxInFlight = maxInFlight
+        self.maxBuffered = maxBuffered
+        self.commitInterval = commitInterval
+    }
+}
+
+/// Runs one ``NotificationSink`` as a member of a consumer group on `notify.commands`.
+///
+/// For every command the kind accepts:
+/// - commands of one device are delivered in order, one at a time; a command in backoff holds
+///   back only its own device;
+/// - a command id that already has an outcome from this kind (read back from `notify.outcomes`,
+///   which is caught up before a newly assigned partition is processed) is not delivered again;
+/// - a command past `expiresAt` is reported `expired`; one whose token was reported invalid
+///   after its event is reported `token-invalid` without being sent;
+/// - passing failures are retried with ``RetryPolicy``; permanent or exhausted ones are reported
+///   `failed` and dead-lettered to `notify.dlq` with headers `reason`, `source-topic`,
+///   `source-partition`, `source-offset`; undecodable commands are dead-lettered too;
+/// - every outcome goes to `notify.outcomes` (key: user id), and an offset is committed only once
+///   the outcomes of it and of everything before it in its partition are acknowledged.
+///
+/// ``run()`` returns after ``stop()`` (or a graceful shutdown of its service group): it stops
+/// reading, finishes the attempts under way, reports them, commits and leaves the group. Commands
+/// not finished are read again by the next owner, and the ledger keeps them from going out twice.
+public final class SinkRuntime: Service, Sendable {
+    private let sink: any NotificationSink
+    private let configuration: SinkRuntimeConfiguration
+    private let logger: Logger
+    private let stopRequested = OneShot<Void>()
+
+    public init(sink: any NotificationSink, configuration: SinkRuntimeConfiguration, logger: Logger) {
+        self.sink = sink
+        self.configuration = configuration
+        self.logger = logger
+    }
+
+    /// Asks ``run()`` to finish its work and return.
+    public func stop() {
+        stopRequested.resolve(())
+    }
+
+    public func run() async throws {
+        try await withGracefulShutdownHandler {
+            try await runUntilStopped()
+        } onGracefulShutdown: {
+            self.stop()
+        }
+    }
+
+    private func runUntilStopped() async throws {
+        let topics = configuration.topics
+        let ledger = DeliveryLedger(kind: sink.kind)
+        let producer = try KafkaProducer(configuration: configuration.kafka, logger: logger)
+        let follower = try await OutcomeFollower(kafka: configuration.kafka, topic: topics.outcomes, ledger: ledger, logger: logger)
+        let (workerStarts, workerStartsContinuation) = AsyncStream.makeStream(of: DeviceKey.self)
+        let scheduler = DeliveryScheduler(
+            topic: topics.commands, maxBuffered: configuration.maxBuffered, workerStarts: workerStartsContinuation
+        )
+        let delivery = DeliveryProcess(
+            sink: sink, ledger: ledger, producer: producer, topics: topics, retry: configuration.retry,
+            permits: AsyncPermits(limit: configuration.maxInFlight), logger: logger
+        )
+        let consumerCell = Mutex<KafkaConsumer?>(nil)
+        let logger = self.logger
+        let hooks = RebalanceHooks(
+            assigned: { assigned in
+                // Outcomes written by the previous owner must be known before its commands are redone.
+                do {
+                    try await follower.catchUp()
+                } catch {
+                    logger.error("could not catch up with \(topics.outcomes): \(error)")
+                }
+                await scheduler.assign(assigned.map(\.partition))
+            },
+            revoked: { revoked in
+                let offsets = await scheduler.revoke(revoked.map(\.partition))
+                guard !offsets.isEmpty, let consumer = consumerCell.withLock({ $0 }) else { return }
+                do {
+                    try await consumer.commit(offsets)
+                } catch {
+                    logger.warning("commit on revocation failed: \(error)")
+                }
+            }
+        )
+        let consumer = try KafkaConsumer(
+            configuration: KafkaConsumerConfiguration(
+                client: configuration.kafka, groupId: configuration.groupId ?? "notify-sink-\(sink.kind)", autoOffsetReset: .earliest
+            ),
+            hooks: hooks,
+            logger: logger
+        )
+        consumerCell.withLock { $0 = consumer }
+        try consumer.subscribe([topics.commands])
+
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { try await follower.run() }
+            group.addTask {
+                await withDiscardingTaskGroup { workers in
+                    for await device in workerStarts {
+                        workers.addTask { await delivery.work(device, scheduler: scheduler) }
+                    }
+                }
+            }
+            group.addTask { try await self.commitPeriodically(consumer: consumer, scheduler: scheduler) }
+
+            try await withThrowingTaskGroup(of: Void.self) { reading in
+                reading.addTask { try await self.read(consumer: consumer, scheduler: scheduler, delivery: delivery) }
+                reading.addTask { await self.stopRequested.value() }
+                try await reading.next()
+                reading.cancelAll()
+            }
+            // Leaving the group runs the revoked hook: attempts under way finish, offsets are committed.
+            await consumer.close()
+            workerStartsContinuation.finish()
+            group.cancelAll()
+        }
+        await follower.close()
+        await producer.close()
+        await sink.shutdown()
+    }
+
+    private func read(consumer: KafkaConsumer, scheduler: DeliveryScheduler, delivery: DeliveryProcess) async throws {
+        let decoder = JSONDecoder()
+        for try await batch in consumer.batches {
+            for record in batch {
+                let lease = await scheduler.lease(of: record.partition)
+                let command: NotificationCommand
+                do {
+                    command = try decoder.decode(NotificationCommand.self, from: Data(record.value))
+                } catch {
+                    await scheduler.readUnqueued(record)
+                    if await delivery.deadLetter(record, reason: "invalid command: \(error)", lease: lease) {
+                        await scheduler.finishUnqueued(record)
+                    }
+                    continue
+                }
+                if sink.accepts(command) {
+                    await scheduler.enqueue(QueuedCommand(record: record, command: command, lease: lease))
+                } else {
+                    await scheduler.skip(record)
+                }
+            }
+            await scheduler.waitForRoom()
+        }
+    }
+
+    private func commitPeriodically(consumer: KafkaConsumer, scheduler: DeliveryScheduler) async throws {
+        while true {
+            try await Task.sleep(for: configuration.commitInterval)
+            let offsets = await scheduler.committable()
+            guard !offsets.isEmpty else { continue }
+            do {
+                try await consumer.commit(offsets)
+                await scheduler.committed(offsets)
+            } catch {
+                logger.warning("commit failed, will retry: \(error)")
+            }
+        }
+    }
+}
