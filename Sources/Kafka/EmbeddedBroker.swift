@@ -1,0 +1,90 @@
+import CRdkafka
+import Logging
+
+/// A Kafka-protocol cluster in this process: librdkafka's mock cluster.
+///
+/// It speaks the real protocol over TCP on 127.0.0.1, runs consumer groups,
+/// and can inject faults. Its limits, which make it a tool for development and
+/// tests only: data lives in memory, at most about 5 MB or 100,000 batches per
+/// partition (the oldest are dropped); no compaction; TxnOffsetCommit is not
+/// honoured, so transactions cannot be proven on it. Production runs on Apache Kafka.
+public final class EmbeddedBroker: Sendable {
+    private let host: NativeHandle
+    private let cluster: NativeHandle
+    private let context: ClientContext
+    /// Broker ids, 1...brokers.
+    public let brokerIds: ClosedRange<Int32>
+    /// `HOST:PORT,...` for clients.
+    public let bootstrapServers: String
+
+    public init(brokers: Int = 1, logger: Logger) throws {
+        precondition(brokers >= 1, "an embedded cluster has at least one broker")
+        context = ClientContext(logger: logger)
+        let native = try NativeConfiguration([:])
+        try native.install(context)
+        host = NativeHandle(pointer: try makeNativeClient(type: RD_KAFKA_PRODUCER, configuration: native))
+        guard let cluster = rd_kafka_mock_cluster_new(host.pointer, Int32(brokers)) else {
+            rd_kafka_destroy(host.pointer)
+            throw KafkaError.client("could not start the embedded broker")
+        }
+        self.cluster = NativeHandle(pointer: cluster)
+        brokerIds = 1...Int32(brokers)
+        bootstrapServers = String(cString: rd_kafka_mock_cluster_bootstraps(cluster))
+    }
+
+    /// Creates a topic (replication factor at most the number of brokers).
+    public func createTopic(_ name: String, partitions: Int32, replicationFactor: Int32 = 1) throws {
+        let result = rd_kafka_mock_topic_create(cluster.pointer, name, partitions, replicationFactor)
+        if result != RD_KAFKA_RESP_ERR_NO_ERROR { throw KafkaError(result, context: "create topic \(name)") }
+    }
+
+    /// Makes the next `errors.count` requests of this API (a Kafka protocol
+    /// ApiKey: 0 Produce, 1 Fetch, 8 OffsetCommit, ...) fail with these codes, in order.
+    public func pushRequestErrors(apiKey: Int16, errors: [Int32]) {
+        var codes = errors.map { rd_kafka_resp_err_t(rawValue: $0) }
+        rd_kafka_mock_push_request_errors_array(cluster.pointer, apiKey, codes.count, &codes)
+    }
+
+    /// Takes a broker off the network (connections drop, new ones are refused).
+    public func setBrokerDown(_ brokerId: Int32) throws {
+        let result = rd_kafka_mock_broker_set_down(cluster.pointer, brokerId)
+        if result != RD_KAFKA_RESP_ERR_NO_ERROR { throw KafkaError(result, context: "broker \(brokerId) down") }
+    }
+
+    /// Brings a broker back.
+    public func setBrokerUp(_ brokerId: Int32) throws {
+        let result = rd_kafka_mock_broker_set_up(cluster.pointer, brokerId)
+        if result != RD_KAFKA_RESP_ERR_NO_ERROR { throw KafkaError(result, context: "broker \(brokerId) up") }
+    }
+
+    /// Delays every answer of a broker by `milliseconds`.
+    public func setRoundTripTime(broker brokerId: Int32, milliseconds: Int32) throws {
+        let result = rd_kafka_mock_broker_set_rtt(cluster.pointer, brokerId, milliseconds)
+        if result != RD_KAFKA_RESP_ERR_NO_ERROR { throw KafkaError(result, context: "broker \(brokerId) rtt") }
+    }
+
+    /// Stops the cluster; clients still connected see it go down.
+    public func shutdown() {
+        rd_kafka_mock_cluster_destroy(cluster.pointer)
+        rd_kafka_destroy(host.pointer)
+    }
+}
+
+/// Kafka protocol API keys, for ``EmbeddedBroker/pushRequestErrors(apiKey:errors:)``.
+public enum KafkaAPIKey {
+    public static let produce: Int16 = 0
+    public static let fetch: Int16 = 1
+    public static let offsetCommit: Int16 = 8
+    public static let offsetFetch: Int16 = 9
+    public static let joinGroup: Int16 = 11
+    public static let heartbeat: Int16 = 12
+    public static let initProducerId: Int16 = 22
+}
+
+/// Broker error codes, for ``EmbeddedBroker/pushRequestErrors(apiKey:errors:)``.
+public enum KafkaErrorCode {
+    public static let notLeaderForPartition: Int32 = RD_KAFKA_RESP_ERR_NOT_LEADER_FOR_PARTITION.rawValue
+    public static let requestTimedOut: Int32 = RD_KAFKA_RESP_ERR_REQUEST_TIMED_OUT.rawValue
+    public static let notEnoughReplicas: Int32 = RD_KAFKA_RESP_ERR_NOT_ENOUGH_REPLICAS.rawValue
+    public static let coordinatorNotAvailable: Int32 = RD_KAFKA_RESP_ERR_COORDINATOR_NOT_AVAILABLE.rawValue
+}

@@ -1,0 +1,314 @@
+import CRdkafka
+import Logging
+import Synchronization
+
+/// Where a consumer without a committed offset starts.
+public enum AutoOffsetReset: String, Sendable {
+    case earliest
+    case latest
+}
+
+/// Settings of a consumer.
+public struct KafkaConsumerConfiguration: Sendable {
+    public var client: KafkaClientConfiguration
+    /// The consumer group. Members of one group split the partitions between them.
+    public var groupId: String
+    public var autoOffsetReset: AutoOffsetReset
+    /// At most this many records per batch.
+    public var maxBatchSize: Int
+    /// How long the group waits for a silent member before it gives its partitions away.
+    public var sessionTimeoutMilliseconds: Int
+
+    public init(
+        client: KafkaClientConfiguration, groupId: String, autoOffsetReset: AutoOffsetReset = .earliest,
+        maxBatchSize: Int = 1000, sessionTimeoutMilliseconds: Int = 10_000
+    ) {
+        self.client = client
+        self.groupId = groupId
+        self.autoOffsetReset = autoOffsetReset
+        self.maxBatchSize = maxBatchSize
+        self.sessionTimeoutMilliseconds = sessionTimeoutMilliseconds
+    }
+}
+
+/// What a consumer's owner does when the group moves partitions.
+///
+/// Both run on the consumer's own thread while it waits, so no record of a
+/// newly assigned partition is handed out before `assigned` returns, and
+/// revoked partitions are given up only after `revoked` returns: finish and
+/// store (or commit) their work there. Stored offsets of revoked partitions
+/// are committed before they are given up.
+public struct RebalanceHooks: Sendable {
+    public var assigned: @Sendable ([TopicPartition]) async -> Void
+    public var revoked: @Sendable ([TopicPartition]) async -> Void
+
+    public init(
+        assigned: @escaping @Sendable ([TopicPartition]) async -> Void = { _ in },
+        revoked: @escaping @Sendable ([TopicPartition]) async -> Void = { _ in }
+    ) {
+        self.assigned = assigned
+        self.revoked = revoked
+    }
+}
+
+/// A Kafka consumer: a consumer-group member (cooperative-sticky) or a
+/// reader of manually assigned partitions.
+///
+/// A thread of its own polls librdkafka and hands records over in batches
+/// (``batches``), so reading costs one `await` per batch. Only offsets the
+/// owner ``store(_:)``s or ``commit(_:)``s are ever committed.
+public final class KafkaConsumer: Sendable {
+    private let handle: NativeHandle
+    private let context: ConsumerContext
+    private let pollThread: ServiceThread
+    private let stopping = StopFlag()
+    private let blockingCalls = BlockingCallQueue(label: "notify.kafka.consumer")
+
+    public init(configuration: KafkaConsumerConfiguration, hooks: RebalanceHooks = .init(), logger: Logger) throws {
+        let handoff = RecordBatchHandoff()
+        context = ConsumerContext(logger: logger, hooks: hooks, handoff: handoff)
+        let native = try NativeConfiguration(configuration.client.merged(with: [
+            "group.id": configuration.groupId,
+            "auto.offset.reset": configuration.autoOffsetReset.rawValue,
+            "partition.assignment.strategy": "cooperative-sticky",
+            "enable.auto.commit": "true",
+            "enable.auto.offset.store": "false",
+            "session.timeout.ms": String(configuration.sessionTimeoutMilliseconds),
+            "heartbeat.interval.ms": String(max(100, configuration.sessionTimeoutMilliseconds / 5)),
+        ]))
+        try native.install(context)
+        rd_kafka_conf_set_rebalance_cb(native.pointer, rebalanceCallback)
+        handle = NativeHandle(pointer: try makeNativeClient(type: RD_KAFKA_CONSUMER, configuration: native))
+        rd_kafka_poll_set_consumer(handle.pointer)
+        let loop = PollLoop(handle: handle, context: context, stopping: stopping, maxBatchSize: configuration.maxBatchSize)
+        pollThread = ServiceThread(name: "notify.kafka.consumer.poll") { loop.iterate() }
+    }
+
+    /// Joins the group and consumes `topics`.
+    public func subscribe(_ topics: [String]) throws {
+        let list = makePartitionList(topics.map { (TopicPartition(topic: $0, partition: NativeConstants.unassignedPartition), nil) })
+        defer { rd_kafka_topic_partition_list_destroy(list) }
+        let result = rd_kafka_subscribe(handle.pointer, list)
+        if result != RD_KAFKA_RESP_ERR_NO_ERROR { throw KafkaError(result, context: "subscribe to \(topics)") }
+    }
+
+    /// Reads exactly these partitions from these positions, outside any group rebalancing.
+    public func assign(_ partitions: [TopicPartition: KafkaOffset]) throws {
+        let list = makePartitionList(partitions.map { ($0.key, $0.value.native) })
+        defer { rd_kafka_topic_partition_list_destroy(list) }
+        let result = rd_kafka_assign(handle.pointer, list)
+        if result != RD_KAFKA_RESP_ERR_NO_ERROR { throw KafkaError(result, context: "assign") }
+    }
+
+    /// The partitions this consumer reads now.
+    public func assignment() throws -> Set<TopicPartition> {
+        var list: UnsafeMutablePointer<rd_kafka_topic_partition_list_t>?
+        let result = rd_kafka_assignment(handle.pointer, &list)
+        guard result == RD_KAFKA_RESP_ERR_NO_ERROR, let list else { throw KafkaError(result, context: "assignment") }
+        defer { rd_kafka_topic_partition_list_destroy(list) }
+        return Set(readPartitionList(list).map(\.0))
+    }
+
+    /// The records, a batch at a time. Read by one task.
+    public var batches: KafkaRecordBatches { KafkaRecordBatches(handoff: context.handoff) }
+
+    /// The records one by one.
+    public var records: KafkaRecords { KafkaRecords(batches: batches) }
+
+    /// Marks work as done: `offset` is the next offset to read in each partition
+    /// (last processed + 1). Stored offsets are committed in the background
+    /// (`auto.commit.interval.ms`), before partitions are revoked, and on close.
+    public func store(_ offsets: [TopicPartition: Int64]) throws {
+        let list = makePartitionList(offsets.map { ($0.key, $0.value) })
+        defer { rd_kafka_topic_partition_list_destroy(list) }
+        let result = rd_kafka_offsets_store(handle.pointer, list)
+        let failures = readPartitionList(list).filter { $0.2 != RD_KAFKA_RESP_ERR_NO_ERROR }
+        if result != RD_KAFKA_RESP_ERR_NO_ERROR || !failures.isEmpty {
+            let code = failures.first?.2 ?? result
+            throw KafkaError(code, context: "store offsets for \(failures.map { $0.0.description }.joined(separator: ", "))")
+        }
+    }
+
+    /// Commits `offsets` (next offset to read) and returns once the group coordinator has them.
+    public func commit(_ offsets: [TopicPartition: Int64]) async throws {
+        let handle = handle
+        let entries = offsets.map { ($0.key, Optional($0.value)) }
+        let result = try await blockingCalls.run {
+            let list = makePartitionList(entries)
+            defer { rd_kafka_topic_partition_list_destroy(list) }
+            return rd_kafka_commit(handle.pointer, list, 0)
+        }
+        if result != RD_KAFKA_RESP_ERR_NO_ERROR { throw KafkaError(result, context: "commit") }
+    }
+
+    /// The committed offsets of the group for `partitions` (nil: none committed).
+    public func committed(_ partitions: [TopicPartition], timeoutMilliseconds: Int32 = 10_000) async throws -> [TopicPartition: Int64?] {
+        let handle = handle
+        let entries = partitions.map { ($0, Int64?.none) }
+        return try await blockingCalls.run {
+            let list = makePartitionList(entries)
+            defer { rd_kafka_topic_partition_list_destroy(list) }
+            let result = rd_kafka_committed(handle.pointer, list, timeoutMilliseconds)
+            if result != RD_KAFKA_RESP_ERR_NO_ERROR { throw KafkaError(result, context: "committed offsets") }
+            var offsets: [TopicPartition: Int64?] = [:]
+            for (partition, offset, _) in readPartitionList(list) { offsets[partition] = offset >= 0 ? offset : nil }
+            return offsets
+        }
+    }
+
+    /// Stops fetching `partitions` until ``resume(_:)``; records already handed out stay valid.
+    public func pause(_ partitions: [TopicPartition]) throws {
+        try changeFetching(partitions, rd_kafka_pause_partitions, "pause")
+    }
+
+    /// Fetches `partitions` again after ``pause(_:)``.
+    public func resume(_ partitions: [TopicPartition]) throws {
+        try changeFetching(partitions, rd_kafka_resume_partitions, "resume")
+    }
+
+    private func changeFetching(
+        _ partitions: [TopicPartition],
+        _ call: (OpaquePointer?, UnsafeMutablePointer<rd_kafka_topic_partition_list_t>?) -> rd_kafka_resp_err_t,
+        _ name: String
+    ) throws {
+        let list = makePartitionList(partitions.map { ($0, nil) })
+        defer { rd_kafka_topic_partition_list_destroy(list) }
+        let result = call(handle.pointer, list)
+        if result != RD_KAFKA_RESP_ERR_NO_ERROR { throw KafkaError(result, context: name) }
+    }
+
+    /// Moves the read position of an assigned partition.
+    public func seek(_ partition: TopicPartition, to offset: KafkaOffset) async throws {
+        let handle = handle
+        try await blockingCalls.run {
+            let list = makePartitionList([(partition, offset.native)])
+            defer { rd_kafka_topic_partition_list_destroy(list) }
+            if let error = rd_kafka_seek_partitions(handle.pointer, list, 10_000) {
+                throw KafkaError(consuming: error, context: "seek \(partition)")
+            }
+            if let (_, _, code) = readPartitionList(list).first, code != RD_KAFKA_RESP_ERR_NO_ERROR {
+                throw KafkaError(code, context: "seek \(partition)")
+            }
+        }
+    }
+
+    /// Leaves the group at once (the `revoked` hook runs and stored offsets
+    /// are committed), ends ``batches`` and releases the client. Call once, last.
+    public func close() async {
+        stopping.raise()
+        context.handoff.finish()
+        await pollThread.join()
+    }
+}
+
+/// What the rebalance callback needs.
+final class ConsumerContext: ClientContext, @unchecked Sendable {
+    let hooks: RebalanceHooks
+    let handoff: RecordBatchHandoff
+    /// Partitions revoked while the poll thread was inside a poll call: their
+    /// records still in the batch being built are dropped.
+    let revokedDuringPoll = Mutex<Set<TopicPartition>>([])
+
+    init(logger: Logger, hooks: RebalanceHooks, handoff: RecordBatchHandoff) {
+        self.hooks = hooks
+        self.handoff = handoff
+        super.init(logger: logger)
+    }
+}
+
+/// The body of the consumer's poll thread.
+private struct PollLoop: Sendable {
+    let handle: NativeHandle
+    let context: ConsumerContext
+    let stopping: StopFlag
+    let maxBatchSize: Int
+
+    /// Polls one batch and hands it over; on stop, closes the consumer. Returns whether to go on.
+    func iterate() -> Bool {
+        if stopping.isRaised {
+            let result = rd_kafka_consumer_close(handle.pointer)
+            if result != RD_KAFKA_RESP_ERR_NO_ERROR {
+                context.logger.warning("Consumer close: \(KafkaError(result))")
+            }
+            rd_kafka_destroy(handle.pointer)
+            context.handoff.finish()
+            return false
+        }
+        var batch: [KafkaRecord] = []
+        var topicNames: [OpaquePointer: String] = [:]
+        var timeout: Int32 = 100
+        while batch.count < maxBatchSize, let message = rd_kafka_consumer_poll(handle.pointer, timeout) {
+            defer { rd_kafka_message_destroy(message) }
+            timeout = 0
+            let native = message.pointee
+            if native.err == RD_KAFKA_RESP_ERR_NO_ERROR {
+                let rkt = native.rkt!
+                let topic = topicNames[rkt] ?? String(cString: rd_kafka_topic_name(rkt))
+                topicNames[rkt] = topic
+                batch.append(KafkaRecord(copying: message, topic: topic))
+            } else if native.err != RD_KAFKA_RESP_ERR__PARTITION_EOF {
+                let error = KafkaError(native.err, context: "consume")
+                if native.err == RD_KAFKA_RESP_ERR__FATAL {
+                    context.logger.critical("\(error)")
+                    context.handoff.finish(throwing: error)
+                    stopping.raise()
+                    return true
+                }
+                context.logger.warning("\(error)")
+            }
+        }
+        let revoked = context.revokedDuringPoll.withLock { revoked in
+            defer { revoked = [] }
+            return revoked
+        }
+        if !revoked.isEmpty { batch.removeAll { revoked.contains($0.topicPartition) } }
+        if !batch.isEmpty { context.handoff.push(batch) }
+        return true
+    }
+}
+
+private let rebalanceCallback: @convention(c) (
+    OpaquePointer?, rd_kafka_resp_err_t, UnsafeMutablePointer<rd_kafka_topic_partition_list_t>?, UnsafeMutableRawPointer?
+) -> Void = { handle, reason, partitions, opaque in
+    guard let handle, let partitions, let opaque else { return }
+    let context = Unmanaged<ConsumerContext>.fromOpaque(opaque).takeUnretainedValue()
+    let cooperative = String(cString: rd_kafka_rebalance_protocol(handle)) == "COOPERATIVE"
+    let topicPartitions = readPartitionList(partitions).map(\.0)
+    switch reason {
+    case RD_KAFKA_RESP_ERR__ASSIGN_PARTITIONS:
+        context.logger.info("Partitions assigned: \(topicPartitions.map(\.description).joined(separator: ", "))")
+        if cooperative {
+            if let error = rd_kafka_incremental_assign(handle, partitions) {
+                context.logger.error("\(KafkaError(consuming: error, context: "incremental assign"))")
+            }
+        } else {
+            rd_kafka_assign(handle, partitions)
+        }
+        let hooks = context.hooks
+        runBlocking { await hooks.assigned(topicPartitions) }
+    case RD_KAFKA_RESP_ERR__REVOKE_PARTITIONS:
+        context.logger.info("Partitions revoked: \(topicPartitions.map(\.description).joined(separator: ", "))")
+        let revoked = Set(topicPartitions)
+        context.handoff.purge(revoked)
+        context.revokedDuringPoll.withLock { $0.formUnion(revoked) }
+        let hooks = context.hooks
+        runBlocking { await hooks.revoked(topicPartitions) }
+        if rd_kafka_assignment_lost(handle) == 0 {
+            // Commits the stored offsets (these partitions' among them) before they are given up.
+            let result = rd_kafka_commit(handle, nil, 0)
+            if result != RD_KAFKA_RESP_ERR_NO_ERROR && result != RD_KAFKA_RESP_ERR__NO_OFFSET {
+                context.logger.warning("Commit on revoke: \(KafkaError(result))")
+            }
+        }
+        if cooperative {
+            if let error = rd_kafka_incremental_unassign(handle, partitions) {
+                context.logger.error("\(KafkaError(consuming: error, context: "incremental unassign"))")
+            }
+        } else {
+            rd_kafka_assign(handle, nil)
+        }
+    default:
+        context.logger.error("Rebalance failed: \(KafkaError(reason))")
+        rd_kafka_assign(handle, nil)
+    }
+}

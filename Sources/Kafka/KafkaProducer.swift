@@ -1,0 +1,294 @@
+import CRdkafka
+import Foundation
+import Logging
+import Synchronization
+
+/// Settings of a producer beyond those every client has.
+public struct KafkaProducerSettings: Sendable {
+    /// Exactly-once delivery per partition within a producer session (`enable.idempotence`).
+    public var idempotence: Bool
+    /// How many records may await their delivery report at once; sending more waits.
+    public var inFlightLimit: Int
+    /// How long librdkafka waits to fill a batch (`linger.ms`).
+    public var lingerMilliseconds: Int
+
+    public init(idempotence: Bool = true, inFlightLimit: Int = 50_000, lingerMilliseconds: Int = 5) {
+        self.idempotence = idempotence
+        self.inFlightLimit = inFlightLimit
+        self.lingerMilliseconds = lingerMilliseconds
+    }
+}
+
+/// Produces records and reports where the broker stored each of them.
+///
+/// Sending never blocks a thread: records are enqueued with
+/// `rd_kafka_produceva` (no thread-local error state), and delivery reports
+/// are served by a thread of the producer's own that resumes the senders.
+public final class KafkaProducer: Sendable {
+    private let handle: NativeHandle
+    private let context: ProducerContext
+    private let topicHandles = Mutex<[String: NativeTopicHandle]>([:])
+    private let pollThread: ServiceThread
+    private let stopping = StopFlag()
+    private let blockingCalls = BlockingCallQueue(label: "notify.kafka.producer")
+
+    public init(
+        configuration: KafkaClientConfiguration, settings: KafkaProducerSettings = .init(), logger: Logger
+    ) throws {
+        context = ProducerContext(logger: logger, window: InFlightWindow(capacity: settings.inFlightLimit))
+        let native = try NativeConfiguration(configuration.merged(with: [
+            "enable.idempotence": settings.idempotence ? "true" : "false",
+            "linger.ms": String(settings.lingerMilliseconds),
+            "queue.buffering.max.messages": String(max(100_000, settings.inFlightLimit * 2)),
+        ]))
+        try native.install(context)
+        rd_kafka_conf_set_dr_msg_cb(native.pointer, deliveryReportCallback)
+        handle = NativeHandle(pointer: try makeNativeClient(type: RD_KAFKA_PRODUCER, configuration: native))
+        let handle = handle
+        let stopping = stopping
+        pollThread = ServiceThread(name: "notify.kafka.producer.poll") {
+            rd_kafka_poll(handle.pointer, 100)
+            return !stopping.isRaised
+        }
+    }
+
+    /// Sends one record and returns once the broker acknowledged it.
+    public func send(_ record: OutgoingRecord) async throws -> DeliveryReport {
+        try await send([record])[0]
+    }
+
+    /// Sends many records with a bounded number in flight and returns their
+    /// delivery reports, in the order of `records`, once all are acknowledged.
+    /// Throws the first delivery error if any record failed.
+    public func send(_ records: [OutgoingRecord]) async throws -> [DeliveryReport] {
+        guard !records.isEmpty else { return [] }
+        let batch = DeliveryBatch(count: records.count)
+        for (index, record) in records.enumerated() {
+            await context.window.acquire()
+            let ticket = Unmanaged.passRetained(DeliveryTicket(batch: batch, index: index))
+            do {
+                try await enqueue(record, opaque: ticket.toOpaque())
+            } catch {
+                ticket.release()
+                context.window.release()
+                batch.abandon(from: index, error: error as? KafkaError ?? .client("\(error)"))
+                break
+            }
+        }
+        return try await batch.reports()
+    }
+
+    /// Waits until every enqueued record has its delivery report.
+    public func flush(timeoutMilliseconds: Int32 = 60_000) async throws {
+        let handle = handle
+        let result = try await blockingCalls.run { rd_kafka_flush(handle.pointer, timeoutMilliseconds) }
+        if result != RD_KAFKA_RESP_ERR_NO_ERROR { throw KafkaError(result, context: "flush") }
+    }
+
+    /// Flushes what is in flight, then releases the client. Call once, last.
+    public func close() async {
+        do { try await flush() } catch { context.logger.warning("Producer closed with records undelivered: \(error)") }
+        stopping.raise()
+        await pollThread.join()
+        let handles = topicHandles.withLock { handles in
+            defer { handles = [:] }
+            return Array(handles.values)
+        }
+        for topic in handles { rd_kafka_topic_destroy(topic.pointer) }
+        rd_kafka_destroy(handle.pointer)
+    }
+
+    private func topicHandle(_ name: String) -> OpaquePointer {
+        topicHandles.withLock { handles in
+            if let existing = handles[name] { return existing.pointer }
+            let created = rd_kafka_topic_new(handle.pointer, name, nil)!
+            handles[name] = NativeTopicHandle(pointer: created)
+            return created
+        }
+    }
+
+    /// Enqueues `record`, retrying while librdkafka's own queue is full.
+    private func enqueue(_ record: OutgoingRecord, opaque: UnsafeMutableRawPointer) async throws {
+        while true {
+            let code = produce(record, opaque: opaque)
+            if code == RD_KAFKA_RESP_ERR_NO_ERROR { return }
+            guard code == RD_KAFKA_RESP_ERR__QUEUE_FULL else {
+                throw KafkaError(code, context: "produce to \(record.topic)")
+            }
+            try await Task.sleep(for: .milliseconds(1))
+        }
+    }
+
+    private func produce(_ record: OutgoingRecord, opaque: UnsafeMutableRawPointer) -> rd_kafka_resp_err_t {
+        let topic = topicHandle(record.topic)
+        let headerNames = record.headers.map { strdup($0.name) }
+        defer { headerNames.forEach { free($0) } }
+        var values = [rd_kafka_vu_t](repeating: rd_kafka_vu_t(), count: 6 + record.headers.count)
+        values[0].vtype = RD_KAFKA_VTYPE_RKT
+        values[0].u.rkt = topic
+        values[1].vtype = RD_KAFKA_VTYPE_MSGFLAGS
+        values[1].u.i = NativeConstants.messageCopyFlag
+        values[2].vtype = RD_KAFKA_VTYPE_OPAQUE
+        values[2].u.ptr = opaque
+        values[3].vtype = RD_KAFKA_VTYPE_PARTITION
+        values[3].u.i32 = record.partition ?? NativeConstants.unassignedPartition
+        values[4].vtype = RD_KAFKA_VTYPE_TIMESTAMP
+        values[4].u.i64 = record.timestampMilliseconds ?? 0
+        return record.value.withUnsafeBytes { value in
+            withOptionalBytes(record.key) { key in
+                values[5].vtype = RD_KAFKA_VTYPE_VALUE
+                values[5].u.mem.ptr = UnsafeMutableRawPointer(mutating: value.baseAddress)
+                values[5].u.mem.size = value.count
+                var count = 6
+                if let key {
+                    values.append(rd_kafka_vu_t())
+                    values[count].vtype = RD_KAFKA_VTYPE_KEY
+                    values[count].u.mem.ptr = UnsafeMutableRawPointer(mutating: key.baseAddress)
+                    values[count].u.mem.size = key.count
+                    count += 1
+                }
+                return withHeaderValues(record.headers) { headerValues in
+                    for (index, header) in headerValues.enumerated() {
+                        values[count].vtype = RD_KAFKA_VTYPE_HEADER
+                        values[count].u.header.name = UnsafePointer(headerNames[index])
+                        values[count].u.header.val = header.baseAddress.map(UnsafeRawPointer.init)
+                        values[count].u.header.size = header.baseAddress == nil ? -1 : header.count
+                        count += 1
+                    }
+                    guard let error = rd_kafka_produceva(handle.pointer, values, count) else {
+                        return RD_KAFKA_RESP_ERR_NO_ERROR
+                    }
+                    let code = rd_kafka_error_code(error)
+                    rd_kafka_error_destroy(error)
+                    return code
+                }
+            }
+        }
+    }
+}
+
+/// An `rd_kafka_topic_t *` kept for the producer's lifetime.
+struct NativeTopicHandle: @unchecked Sendable {
+    let pointer: OpaquePointer
+}
+
+private func withOptionalBytes<R>(_ bytes: [UInt8]?, _ body: (UnsafeRawBufferPointer?) -> R) -> R {
+    guard let bytes else { return body(nil) }
+    return bytes.withUnsafeBytes { body($0) }
+}
+
+/// Gives `body` stable pointers to every header value (a null value: nil base address).
+private func withHeaderValues<R>(_ headers: [KafkaHeader], _ body: ([UnsafeRawBufferPointer]) -> R) -> R {
+    let total = headers.reduce(0) { $0 + ($1.value?.count ?? 0) }
+    let storage = UnsafeMutableRawBufferPointer.allocate(byteCount: max(total, 1), alignment: 1)
+    defer { storage.deallocate() }
+    var cursor = 0
+    var views: [UnsafeRawBufferPointer] = []
+    views.reserveCapacity(headers.count)
+    for header in headers {
+        guard let value = header.value else {
+            views.append(UnsafeRawBufferPointer(start: nil, count: 0))
+            continue
+        }
+        let slice = UnsafeMutableRawBufferPointer(rebasing: storage[cursor..<(cursor + value.count)])
+        slice.copyBytes(from: value)
+        // A non-nil base address even for an empty value, so it is not taken for null.
+        views.append(UnsafeRawBufferPointer(start: storage.baseAddress! + cursor, count: value.count))
+        cursor += value.count
+    }
+    return body(views)
+}
+
+/// What the delivery-report callback needs.
+final class ProducerContext: ClientContext, @unchecked Sendable {
+    let window: InFlightWindow
+
+    init(logger: Logger, window: InFlightWindow) {
+        self.window = window
+        super.init(logger: logger)
+    }
+}
+
+/// One record of a ``DeliveryBatch``: the opaque pointer librdkafka hands back.
+final class DeliveryTicket: Sendable {
+    let batch: DeliveryBatch
+    let index: Int
+
+    init(batch: DeliveryBatch, index: Int) {
+        self.batch = batch
+        self.index = index
+    }
+}
+
+/// Collects the delivery reports of one `send` call.
+final class DeliveryBatch: Sendable {
+    fileprivate struct State {
+        var reports: [DeliveryReport?]
+        var remaining: Int
+        var error: KafkaError?
+        var waiter: CheckedContinuation<[DeliveryReport], any Error>?
+    }
+
+    private let state: Mutex<State>
+
+    init(count: Int) {
+        state = Mutex(State(reports: Array(repeating: nil, count: count), remaining: count))
+    }
+
+    func complete(_ index: Int, with result: Result<DeliveryReport, KafkaError>) {
+        let finished = state.withLock { state -> (CheckedContinuation<[DeliveryReport], any Error>, Result<[DeliveryReport], any Error>)? in
+            switch result {
+            case .success(let report): state.reports[index] = report
+            case .failure(let error): state.error = state.error ?? error
+            }
+            state.remaining -= 1
+            guard state.remaining == 0, let waiter = state.waiter else { return nil }
+            state.waiter = nil
+            return (waiter, state.outcome)
+        }
+        if let (waiter, outcome) = finished { waiter.resume(with: outcome) }
+    }
+
+    /// Records `from..<count` were never enqueued.
+    func abandon(from index: Int, error: KafkaError) {
+        for abandoned in index..<state.withLock({ $0.reports.count }) {
+            complete(abandoned, with: .failure(error))
+        }
+    }
+
+    func reports() async throws -> [DeliveryReport] {
+        try await withCheckedThrowingContinuation { continuation in
+            let outcome = state.withLock { state -> Result<[DeliveryReport], any Error>? in
+                guard state.remaining == 0 else {
+                    state.waiter = continuation
+                    return nil
+                }
+                return state.outcome
+            }
+            if let outcome { continuation.resume(with: outcome) }
+        }
+    }
+}
+
+extension DeliveryBatch.State {
+    fileprivate var outcome: Result<[DeliveryReport], any Error> {
+        if let error { return .failure(error) }
+        return .success(reports.map { $0! })
+    }
+}
+
+private let deliveryReportCallback: @convention(c) (
+    OpaquePointer?, UnsafePointer<rd_kafka_message_t>?, UnsafeMutableRawPointer?
+) -> Void = { _, message, opaque in
+    guard let message, let opaque, let ticketPointer = message.pointee._private else { return }
+    let context = Unmanaged<ProducerContext>.fromOpaque(opaque).takeUnretainedValue()
+    let ticket = Unmanaged<DeliveryTicket>.fromOpaque(ticketPointer).takeRetainedValue()
+    context.window.release()
+    let native = message.pointee
+    if native.err == RD_KAFKA_RESP_ERR_NO_ERROR {
+        let topic = String(cString: rd_kafka_topic_name(native.rkt))
+        ticket.batch.complete(ticket.index, with: .success(DeliveryReport(topic: topic, partition: native.partition, offset: native.offset)))
+    } else {
+        ticket.batch.complete(ticket.index, with: .failure(KafkaError(native.err, context: "delivery")))
+    }
+}

@@ -1,0 +1,139 @@
+import Dispatch
+import Synchronization
+
+/// Hands batches from the consumer's poll thread to one async reader, with a
+/// bounded buffer: the poll thread waits while the reader is behind.
+final class RecordBatchHandoff: Sendable {
+    private struct State {
+        var buffer: [[KafkaRecord]] = []
+        var reader: CheckedContinuation<[KafkaRecord]?, any Error>?
+        var writerWaiting = false
+        var finished = false
+        var failure: KafkaError?
+    }
+
+    private let state = Mutex(State())
+    private let space = DispatchSemaphore(value: 0)
+    private let capacity: Int
+
+    init(capacity: Int = 4) {
+        self.capacity = capacity
+    }
+
+    /// Called on the poll thread: hands `batch` over, waiting while the buffer is full.
+    /// After ``finish(throwing:)`` the batch is dropped (its offsets were never stored).
+    func push(_ batch: [KafkaRecord]) {
+        while true {
+            enum Step { case resume(CheckedContinuation<[KafkaRecord]?, any Error>), buffered, wait, dropped }
+            let step = state.withLock { state -> Step in
+                if state.finished { return .dropped }
+                if let reader = state.reader {
+                    state.reader = nil
+                    return .resume(reader)
+                }
+                if state.buffer.count < capacity {
+                    state.buffer.append(batch)
+                    return .buffered
+                }
+                state.writerWaiting = true
+                return .wait
+            }
+            switch step {
+            case .resume(let reader): reader.resume(returning: batch); return
+            case .buffered, .dropped: return
+            case .wait: space.wait()
+            }
+        }
+    }
+
+    /// The next batch, or `nil` once finished and drained.
+    func next() async throws -> [KafkaRecord]? {
+        try await withCheckedThrowingContinuation { continuation in
+            enum Step { case batch([KafkaRecord]), end(KafkaError?), wait }
+            let (step, wakeWriter) = state.withLock { state -> (Step, Bool) in
+                if !state.buffer.isEmpty {
+                    let batch = state.buffer.removeFirst()
+                    let wake = state.writerWaiting
+                    state.writerWaiting = false
+                    return (.batch(batch), wake)
+                }
+                if state.finished { return (.end(state.failure), false) }
+                state.reader = continuation
+                return (.wait, false)
+            }
+            if wakeWriter { space.signal() }
+            switch step {
+            case .batch(let batch): continuation.resume(returning: batch)
+            case .end(let failure?): continuation.resume(throwing: failure)
+            case .end(nil): continuation.resume(returning: nil)
+            case .wait: break
+            }
+        }
+    }
+
+    /// Drops buffered records of `partitions` (they are being given up, unprocessed).
+    func purge(_ partitions: Set<TopicPartition>) {
+        state.withLock { state in
+            state.buffer = state.buffer
+                .map { $0.filter { !partitions.contains($0.topicPartition) } }
+                .filter { !$0.isEmpty }
+        }
+    }
+
+    /// Ends the sequence (after what is buffered) and releases a waiting poll thread.
+    func finish(throwing failure: KafkaError? = nil) {
+        let (reader, wakeWriter) = state.withLock { state in
+            state.finished = true
+            state.failure = state.failure ?? failure
+            defer { state.reader = nil; state.writerWaiting = false }
+            return (state.reader, state.writerWaiting)
+        }
+        if wakeWriter { space.signal() }
+        if let reader {
+            if let failure { reader.resume(throwing: failure) } else { reader.resume(returning: nil) }
+        }
+    }
+}
+
+/// The records of a consumer, a batch at a time: one `await` per batch.
+public struct KafkaRecordBatches: AsyncSequence, Sendable {
+    public typealias Element = [KafkaRecord]
+
+    let handoff: RecordBatchHandoff
+
+    public struct AsyncIterator: AsyncIteratorProtocol {
+        let handoff: RecordBatchHandoff
+
+        public mutating func next() async throws -> [KafkaRecord]? {
+            try await handoff.next()
+        }
+    }
+
+    public func makeAsyncIterator() -> AsyncIterator {
+        AsyncIterator(handoff: handoff)
+    }
+}
+
+/// The records of a consumer one by one, built on ``KafkaRecordBatches``.
+public struct KafkaRecords: AsyncSequence, Sendable {
+    public typealias Element = KafkaRecord
+
+    let batches: KafkaRecordBatches
+
+    public struct AsyncIterator: AsyncIteratorProtocol {
+        var batches: KafkaRecordBatches.AsyncIterator
+        var pending: ArraySlice<KafkaRecord> = []
+
+        public mutating func next() async throws -> KafkaRecord? {
+            while pending.isEmpty {
+                guard let batch = try await batches.next() else { return nil }
+                pending = batch[...]
+            }
+            return pending.popFirst()
+        }
+    }
+
+    public func makeAsyncIterator() -> AsyncIterator {
+        AsyncIterator(batches: batches.makeAsyncIterator())
+    }
+}
