@@ -87,6 +87,8 @@ let package = Package(
                 "NotifySinks",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
             ]
         ),
         .executableTarget(name: "notify", dependencies: ["NotifyCLI"]),
@@ -98,6 +100,7 @@ let package = Package(
                 "NotifyCore",
                 "NotifySinks",
                 "NotifySinkStandIns",
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]

@@ -27,8 +27,7 @@ public final class JSONLSink: NotificationSink {
     }
 
     public func deliver(_ delivery: Delivery) async -> DeliveryResult {
-        var line = delivery.json
-        line.append(UInt8(ascii: "\n"))
+        let line = delivery.json + [UInt8(ascii: "\n")]
         let descriptor = self.descriptor
         do {
             try await NIOThreadPool.singleton.runIfActive {

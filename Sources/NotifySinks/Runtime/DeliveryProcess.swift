@@ -23,6 +23,9 @@ struct DeliveryProcess: Sendable {
     }
 
     /// Returns whether the command is settled (`false`: abandoned because the partition was revoked).
+    ///
+    /// An attempt holds one of the `permits` until its outcome is acknowledged (not while it
+    /// waits for a retry), so at most that many commands are ever between "sent" and "reported".
     private func process(_ item: QueuedCommand) async -> Bool {
         let command = item.command
         if ledger.hasOutcome(command.id) {
@@ -47,28 +50,34 @@ struct DeliveryProcess: Sendable {
                 return false
             }
             let result = await sink.deliver(Delivery(command: command, json: item.record.value, attempt: attempt))
-            permits.release()
+            let settled: Bool
             switch result {
             case .delivered:
-                return await report(item, .delivered)
+                settled = await report(item, .delivered)
             case .tokenInvalid(let reason, let token):
-                return await report(item, .tokenInvalid, reason: reason, token: token)
+                settled = await report(item, .tokenInvalid, reason: reason, token: token)
             case .undeliverableLocal(let reason):
-                return await report(item, .undeliverableLocal, reason: reason)
+                settled = await report(item, .undeliverableLocal, reason: reason)
             case .rejected(let reason):
-                return await report(item, .failed, reason: reason, deadLetter: true)
+                settled = await report(item, .failed, reason: reason, deadLetter: true)
             case .retryable(let reason, let retryAfter):
                 if attempt >= retry.maxAttempts {
-                    return await report(item, .failed, reason: "retries exhausted: \(reason)", deadLetter: true)
+                    settled = await report(item, .failed, reason: "retries exhausted: \(reason)", deadLetter: true)
+                    break
                 }
                 let delay = retry.delay(afterAttempt: attempt, retryAfter: retryAfter)
                 if Date().addingTimeInterval(delay.seconds) >= expiresAt {
-                    return await report(item, .expired, reason: "expires before the next attempt (\(reason))")
+                    settled = await report(item, .expired, reason: "expires before the next attempt (\(reason))")
+                    break
                 }
+                permits.release()
                 logger.debug("retrying", metadata: ["command": "\(command.id)", "attempt": "\(attempt)", "reason": "\(reason)"])
                 guard await pause(delay, lease: item.lease) else { return false }
                 attempt += 1
+                continue
             }
+            permits.release()
+            return settled
         }
     }
 

@@ -67,12 +67,10 @@ actor DeliveryScheduler {
         }
     }
 
-    /// The lease of `partition` (assigning it if the consumer hands out records before the hook ran).
-    func lease(of partition: Int32) -> PartitionLease {
-        if let entry = partitions[partition] { return entry.lease }
-        let entry = PartitionEntry()
-        partitions[partition] = entry
-        return entry.lease
+    /// The lease of `partition`, or `nil` if this instance does not own it (any more): its
+    /// records are left to the next owner.
+    func lease(of partition: Int32) -> PartitionLease? {
+        partitions[partition]?.lease
     }
 
     /// A record that needs no delivery (another kind's command, or dead-lettered input).
@@ -147,8 +145,8 @@ actor DeliveryScheduler {
         await withCheckedContinuation { roomWaiters.append($0) }
     }
 
-    /// Offsets that advanced since they were last committed.
-    func committable() -> [TopicPartition: Int64] {
+    /// Offsets that advanced since they were last stored for commit.
+    func storable() -> [TopicPartition: Int64] {
         var result: [TopicPartition: Int64] = [:]
         for (partition, entry) in partitions {
             if let offset = entry.offsets.committable, offset != entry.committed {
@@ -158,14 +156,14 @@ actor DeliveryScheduler {
         return result
     }
 
-    func committed(_ offsets: [TopicPartition: Int64]) {
+    func stored(_ offsets: [TopicPartition: Int64]) {
         for (partition, offset) in offsets where partitions[partition.partition] != nil {
             partitions[partition.partition]?.committed = offset
         }
     }
 
     /// Gives partitions up: queued commands are dropped (the next owner reads them again),
-    /// attempts under way are finished and reported. Returns the offsets to commit for them.
+    /// attempts under way are finished and reported. Returns the offsets to store for them.
     func revoke(_ revoked: [Int32]) async -> [TopicPartition: Int64] {
         for partition in revoked {
             partitions[partition]?.lease.revoke()

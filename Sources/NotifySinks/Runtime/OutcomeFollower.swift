@@ -18,7 +18,7 @@ final class OutcomeFollower: Sendable {
         self.ledger = ledger
         self.logger = logger
         admin = try KafkaAdmin(configuration: kafka, logger: logger)
-        guard let count = try await admin.partitionCount(of: topic), count > 0 else {
+        guard let count = try await admin.metadata(of: topic)?.partitionCount, count > 0 else {
             throw SinkConfigurationError("topic \(topic) does not exist")
         }
         partitionCount = Int32(count)

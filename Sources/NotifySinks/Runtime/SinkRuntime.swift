@@ -29,13 +29,14 @@ public struct SinkRuntimeConfiguration: Sendable {
     public var maxInFlight: Int
     /// Commands read but not finished before reading pauses.
     public var maxBuffered: Int
-    /// How often finished offsets are committed.
-    public var commitInterval: Duration
+    /// How often finished offsets are stored for commit (librdkafka commits stored offsets in
+    /// the background, before partitions are revoked, and on close).
+    public var storeInterval: Duration
 
     public init(
         kafka: KafkaClientConfiguration, groupId: String? = nil, topics: SinkTopics = SinkTopics(),
         retry: RetryPolicy = RetryPolicy(), maxInFlight: Int = 512, maxBuffered: Int = 20_000,
-        commitInterval: Duration = .milliseconds(200)
+        storeInterval: Duration = .milliseconds(100)
     ) {
         self.kafka = kafka
         self.groupId = groupId
@@ -43,7 +44,7 @@ public struct SinkRuntimeConfiguration: Sendable {
         self.retry = retry
         self.maxInFlight = maxInFlight
         self.maxBuffered = maxBuffered
-        self.commitInterval = commitInterval
+        self.storeInterval = storeInterval
     }
 }
 
@@ -82,10 +83,16 @@ public final class SinkRuntime: Service, Sendable {
         stopRequested.resolve(())
     }
 
+    /// Runs until ``stop()``, a graceful shutdown of the service group, or cancellation (which
+    /// also interrupts attempts under way, like a crash would).
     public func run() async throws {
-        try await withGracefulShutdownHandler {
-            try await runUntilStopped()
-        } onGracefulShutdown: {
+        try await withTaskCancellationHandler {
+            try await withGracefulShutdownHandler {
+                try await runUntilStopped()
+            } onGracefulShutdown: {
+                self.stop()
+            }
+        } onCancel: {
             self.stop()
         }
     }
@@ -119,9 +126,10 @@ public final class SinkRuntime: Service, Sendable {
                 let offsets = await scheduler.revoke(revoked.map(\.partition))
                 guard !offsets.isEmpty, let consumer = consumerCell.withLock({ $0 }) else { return }
                 do {
-                    try await consumer.commit(offsets)
+                    // The consumer commits stored offsets before it gives the partitions up.
+                    try consumer.store(offsets)
                 } catch {
-                    logger.warning("commit on revocation failed: \(error)")
+                    logger.warning("storing offsets on revocation failed: \(error)")
                 }
             }
         )
@@ -144,20 +152,28 @@ public final class SinkRuntime: Service, Sendable {
                     }
                 }
             }
-            group.addTask { try await self.commitPeriodically(consumer: consumer, scheduler: scheduler) }
-
-            try await withThrowingTaskGroup(of: Void.self) { reading in
-                reading.addTask { try await self.read(consumer: consumer, scheduler: scheduler, delivery: delivery) }
-                reading.addTask { await self.stopRequested.value() }
-                try await reading.next()
-                reading.cancelAll()
+            group.addTask { try await self.storePeriodically(consumer: consumer, scheduler: scheduler) }
+            let closed = OneShot<Void>()
+            group.addTask {
+                // Closing leaves the group: the revoked hook lets attempts under way finish and
+                // stores their offsets, which are committed; then `batches` ends.
+                await self.stopRequested.value()
+                await consumer.close()
+                closed.resolve(())
             }
-            // Leaving the group runs the revoked hook: attempts under way finish, offsets are committed.
-            await consumer.close()
+            var failure: (any Error)?
+            do {
+                try await read(consumer: consumer, scheduler: scheduler, delivery: delivery)
+            } catch {
+                failure = error
+                stop()
+            }
+            await closed.value()
+            await follower.close()
             workerStartsContinuation.finish()
             group.cancelAll()
+            if let failure { throw failure }
         }
-        await follower.close()
         await producer.close()
         await sink.shutdown()
     }
@@ -166,7 +182,7 @@ public final class SinkRuntime: Service, Sendable {
         let decoder = JSONDecoder()
         for try await batch in consumer.batches {
             for record in batch {
-                let lease = await scheduler.lease(of: record.partition)
+                guard let lease = await scheduler.lease(of: record.partition) else { continue }
                 let command: NotificationCommand
                 do {
                     command = try decoder.decode(NotificationCommand.self, from: Data(record.value))
@@ -187,16 +203,16 @@ public final class SinkRuntime: Service, Sendable {
         }
     }
 
-    private func commitPeriodically(consumer: KafkaConsumer, scheduler: DeliveryScheduler) async throws {
+    private func storePeriodically(consumer: KafkaConsumer, scheduler: DeliveryScheduler) async throws {
         while true {
-            try await Task.sleep(for: configuration.commitInterval)
-            let offsets = await scheduler.committable()
+            try await Task.sleep(for: configuration.storeInterval)
+            let offsets = await scheduler.storable()
             guard !offsets.isEmpty else { continue }
             do {
-                try await consumer.commit(offsets)
-                await scheduler.committed(offsets)
+                try consumer.store(offsets)
+                await scheduler.stored(offsets)
             } catch {
-                logger.warning("commit failed, will retry: \(error)")
+                logger.debug("storing offsets failed (partition moving?): \(error)")
             }
         }
     }

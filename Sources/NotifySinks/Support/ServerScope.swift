@@ -6,11 +6,11 @@ import ServiceLifecycle
 /// Runs a Hummingbird application for the duration of `body`, then shuts it down gracefully,
 /// also when `body` throws. `build` receives the callback to pass as the application's
 /// `onServerRunning`; `body` receives the port the server is bound to (so port 0 works).
-public func withRunningServer<Result: Sendable>(
+public func withRunningServer<Value: Sendable>(
     logger: Logger,
     build: (@escaping @Sendable (any Channel) async -> Void) throws -> some ApplicationProtocol,
-    body: (Int) async throws -> Result
-) async throws -> Result {
+    body: (Int) async throws -> Value
+) async throws -> Value {
     let bound = OneShot<Result<Int, any Error>>()
     let application = try build { channel in bound.resolve(.success(channel.localAddress?.port ?? 0)) }
     let services = ServiceGroup(configuration: .init(services: [application], logger: logger))

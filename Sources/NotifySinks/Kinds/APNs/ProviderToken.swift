@@ -7,7 +7,9 @@ import Synchronization
 /// minutes and older than an hour, so one token is reused for `lifetime` (50 minutes by default)
 /// and renewed early only when APNs answers `ExpiredProviderToken`.
 public final class APNsProviderToken: Sendable {
-    private let key: P256.Signing.PrivateKey
+    /// The key's raw scalar (swift-crypto's key type is not `Sendable`; a token is signed only
+    /// every `lifetime`, so rebuilding the key then costs nothing).
+    private let keyBytes: Data
     private let keyId: String
     private let teamId: String
     private let lifetime: Duration
@@ -17,7 +19,7 @@ public final class APNsProviderToken: Sendable {
     ///   - p8: the `.p8` key file's text (PKCS#8 PEM of a P-256 key).
     public init(p8: Secret, keyId: String, teamId: String, lifetime: Duration = .seconds(50 * 60)) throws {
         do {
-            key = try P256.Signing.PrivateKey(pemRepresentation: p8.text)
+            keyBytes = try P256.Signing.PrivateKey(pemRepresentation: p8.text).rawRepresentation
         } catch {
             throw SinkConfigurationError("the APNs key from \(p8.origin) is not a PEM P-256 private key")
         }
@@ -50,7 +52,7 @@ public final class APNsProviderToken: Sendable {
         try JSONWebToken.es256(
             header: ["kid": keyId],
             claims: ["iss": .string(teamId), "iat": .number(date.timeIntervalSince1970.rounded(.down))],
-            key: key
+            key: try P256.Signing.PrivateKey(rawRepresentation: keyBytes)
         )
     }
 }

@@ -127,7 +127,12 @@ final class SingleFlight<Value: Sendable>: Sendable {
             }
             guard leader else { return }
             Task {
-                let result = await Result { try await operation() }
+                let result: Result<Value, any Error>
+                do {
+                    result = .success(try await operation())
+                } catch {
+                    result = .failure(error)
+                }
                 let continuations = waiting.withLock { waiting in
                     defer { waiting = nil }
                     return waiting ?? []

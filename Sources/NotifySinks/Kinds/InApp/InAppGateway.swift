@@ -27,7 +27,7 @@ public final class InAppGateway: Sendable {
     }
 
     /// Serves the gateway on `host:port` while `body` runs; `body` gets the bound port.
-    public func serve<Result: Sendable>(host: String, port: Int, body: (Int) async throws -> Result) async throws -> Result {
+    public func serve<Value: Sendable>(host: String, port: Int, body: (Int) async throws -> Value) async throws -> Value {
         try await withRunningServer(logger: logger) { onServerRunning in
             let router = Router(context: BasicWebSocketRequestContext.self)
             router.ws(RouterPath(stringLiteral: Self.path)) { request, _ in
@@ -56,6 +56,11 @@ public final class InAppGateway: Sendable {
             return .undeliverableLocal(reason: "not-connected")
         }
         return await connection.send(json, commandId: commandId, ackTimeout: ackTimeout)
+    }
+
+    /// Whether the device has an open connection.
+    public func isConnected(userId: String, deviceId: String) -> Bool {
+        connections.withLock { $0[DeviceAddress(userId: userId, deviceId: deviceId)] != nil }
     }
 
     /// The device named by the request's bearer token, or 401.
