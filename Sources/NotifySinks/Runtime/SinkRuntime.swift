@@ -110,7 +110,7 @@ public final class SinkRuntime: Service, Sendable {
             sink: sink, ledger: ledger, producer: producer, topics: topics, retry: configuration.retry,
             permits: AsyncPermits(limit: configuration.maxInFlight), logger: logger
         )
-        let consumerCell = Mutex<KafkaConsumer?>(nil)
+        let consumerCell = ConsumerCell()
         let logger = self.logger
         let hooks = RebalanceHooks(
             assigned: { assigned in
@@ -124,7 +124,7 @@ public final class SinkRuntime: Service, Sendable {
             },
             revoked: { revoked in
                 let offsets = await scheduler.revoke(revoked.map(\.partition))
-                guard !offsets.isEmpty, let consumer = consumerCell.withLock({ $0 }) else { return }
+                guard !offsets.isEmpty, let consumer = consumerCell.consumer else { return }
                 do {
                     // The consumer commits stored offsets before it gives the partitions up.
                     try consumer.store(offsets)
@@ -140,7 +140,7 @@ public final class SinkRuntime: Service, Sendable {
             hooks: hooks,
             logger: logger
         )
-        consumerCell.withLock { $0 = consumer }
+        consumerCell.consumer = consumer
         try consumer.subscribe([topics.commands])
 
         try await withThrowingTaskGroup(of: Void.self) { group in
@@ -159,6 +159,8 @@ public final class SinkRuntime: Service, Sendable {
                 // stores their offsets, which are committed; then `batches` ends.
                 await self.stopRequested.value()
                 await consumer.close()
+                // The hooks hold the cell: emptying it breaks the cycle consumer -> hooks -> consumer.
+                consumerCell.consumer = nil
                 closed.resolve(())
             }
             var failure: (any Error)?
@@ -215,5 +217,15 @@ public final class SinkRuntime: Service, Sendable {
                 logger.debug("storing offsets failed (partition moving?): \(error)")
             }
         }
+    }
+}
+
+/// The consumer, for its own rebalance hooks (which exist before it does).
+private final class ConsumerCell: Sendable {
+    private let cell = Mutex<KafkaConsumer?>(nil)
+
+    var consumer: KafkaConsumer? {
+        get { cell.withLock { $0 } }
+        set { cell.withLock { $0 = newValue } }
     }
 }
