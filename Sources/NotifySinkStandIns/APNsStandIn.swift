@@ -52,16 +52,7 @@ public final class APNsStandIn: Sendable {
         router.post("/3/device/:token") { request, context in
             try await self.answer(request, token: context.parameters.get("token") ?? "")
         }
-        let tls = try authority.serverTLSConfiguration()
-        return try await withRunningServer(logger: logger) { onServerRunning in
-            Application(
-                router: router, server: try .http2Upgrade(tlsConfiguration: tls),
-                configuration: .init(address: .hostname("127.0.0.1", port: 0)),
-                onServerRunning: onServerRunning, logger: logger
-            )
-        } body: { port in
-            try await body(port)
-        }
+        return try await serveOverTLS(router, authority: authority, logger: logger, body: body)
     }
 
     private func answer(_ request: Request, token: String) async throws -> Response {
@@ -78,16 +69,10 @@ public final class APNsStandIn: Sendable {
         guard (try? JSONSerialization.jsonObject(with: Data(buffer: payload))) is [String: Any] else {
             return jsonResponse(status: 400, ["reason": "BadPayload"])
         }
-        switch ledger.nextAnswer(for: token) {
-        case .error(let status, let reason, let retryAfter)?:
-            return jsonResponse(status: status, ["reason": reason], headers: retryAfterHeader(retryAfter))
-        case .slow(let delay)?:
-            try await Task.sleep(for: delay)
-        case .stall(let duration)?:
-            try await Task.sleep(for: duration)
-            return jsonResponse(status: 503, ["reason": "ServiceUnavailable"])
-        case nil:
-            break
+        if let refusal = try await play(ledger.nextAnswer(for: token), unavailableReason: "ServiceUnavailable", refusal: { status, reason, retryAfter in
+            jsonResponse(status: status, ["reason": reason], headers: retryAfterHeader(retryAfter))
+        }) {
+            return refusal
         }
         var headers: [String: String] = [:]
         if ledger.keepsRequests {

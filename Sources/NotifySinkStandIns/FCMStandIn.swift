@@ -69,20 +69,9 @@ public final class FCMStandIn: Sendable {
             }
             return try await self.send(request)
         }
-        let tls = try authority.serverTLSConfiguration()
-        return try await withRunningServer(logger: logger) { onServerRunning in
-            Application(
-                router: router, server: try .http2Upgrade(tlsConfiguration: tls),
-                configuration: .init(address: .hostname("127.0.0.1", port: 0)),
-                onServerRunning: { channel in
-                    self.boundPort.withLock { $0 = channel.localAddress?.port ?? 0 }
-                    await onServerRunning(channel)
-                },
-                logger: logger
-            )
-        } body: { port in
-            try await body(port)
-        }
+        return try await serveOverTLS(router, authority: authority, logger: logger, bound: { port in
+            self.boundPort.withLock { $0 = port }
+        }, body: body)
     }
 
     private func exchange(_ request: Request, tokenURI: String) async throws -> Response {
@@ -129,16 +118,10 @@ public final class FCMStandIn: Sendable {
         if let data = message["data"] as? [String: Any], data.values.contains(where: { !($0 is String) }) {
             return fcmError(status: 400, status: "INVALID_ARGUMENT", code: "INVALID_ARGUMENT")
         }
-        switch ledger.nextAnswer(for: token) {
-        case .error(let status, let reason, let retryAfter)?:
-            return fcmError(status: status, status: Self.grpcStatus(forHTTP: status), code: reason, headers: retryAfterHeader(retryAfter))
-        case .slow(let delay)?:
-            try await Task.sleep(for: delay)
-        case .stall(let duration)?:
-            try await Task.sleep(for: duration)
-            return fcmError(status: 503, status: "UNAVAILABLE", code: "UNAVAILABLE")
-        case nil:
-            break
+        if let refusal = try await play(ledger.nextAnswer(for: token), unavailableReason: "UNAVAILABLE", refusal: { status, reason, retryAfter in
+            fcmError(status: status, status: Self.grpcStatus(forHTTP: status), code: reason, headers: retryAfterHeader(retryAfter))
+        }) {
+            return refusal
         }
         ledger.accept(Message(token: token, body: Array(buffer: body)))
         return jsonResponse(status: 200, ["name": "projects/\(projectId)/messages/\(UUID().uuidString)"])

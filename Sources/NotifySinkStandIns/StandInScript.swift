@@ -1,5 +1,8 @@
 import Foundation
 import Hummingbird
+import HummingbirdHTTP2
+import Logging
+import NotifySinks
 import NIOCore
 import Synchronization
 
@@ -103,6 +106,25 @@ public final class StandInLedger<Received: Sendable>: Sendable {
     }
 }
 
+/// Plays a scripted answer: returns the response to give instead of accepting (`refusal` with
+/// status, reason and Retry-After seconds), or `nil` to accept, after any delay.
+func play(
+    _ answer: StandInAnswer?, unavailableReason: String, refusal: (Int, String, Int?) -> Response
+) async throws -> Response? {
+    switch answer {
+    case .error(let status, let reason, let retryAfter)?:
+        return refusal(status, reason, retryAfter)
+    case .slow(let delay)?:
+        try await Task.sleep(for: delay)
+        return nil
+    case .stall(let duration)?:
+        try await Task.sleep(for: duration)
+        return refusal(503, unavailableReason, nil)
+    case nil:
+        return nil
+    }
+}
+
 /// A JSON response.
 func jsonResponse(status: Int, _ object: [String: Any], headers: HTTPFields = [:]) -> Response {
     let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data()
@@ -120,4 +142,26 @@ func retryAfterHeader(_ seconds: Int?) -> HTTPFields {
 /// The value of header `name` (lowercase).
 func field(_ name: String, in headers: HTTPFields) -> String? {
     headers.first { $0.name.canonicalName == name }?.value
+}
+
+/// Serves `router` over TLS (HTTP/2, or HTTP/1.1 for clients that do not offer h2) on
+/// 127.0.0.1 at a free port while `body` runs; `bound` learns the port first.
+func serveOverTLS<Value: Sendable>(
+    _ router: Router<BasicRequestContext>, authority: TestCertificateAuthority, logger: Logger,
+    bound: @escaping @Sendable (Int) -> Void = { _ in }, body: (Int) async throws -> Value
+) async throws -> Value {
+    let tls = try authority.serverTLSConfiguration()
+    return try await withRunningServer(logger: logger) { onServerRunning in
+        Application(
+            router: router, server: try .http2Upgrade(tlsConfiguration: tls),
+            configuration: .init(address: .hostname("127.0.0.1", port: 0)),
+            onServerRunning: { channel in
+                bound(channel.localAddress?.port ?? 0)
+                await onServerRunning(channel)
+            },
+            logger: logger
+        )
+    } body: { port in
+        try await body(port)
+    }
 }

@@ -33,16 +33,7 @@ public final class WebhookReceiver: Sendable {
         router.post(RouterPath(stringLiteral: Self.path)) { request, _ in
             try await self.receive(request)
         }
-        let tls = try authority.serverTLSConfiguration()
-        return try await withRunningServer(logger: logger) { onServerRunning in
-            Application(
-                router: router, server: try .http2Upgrade(tlsConfiguration: tls),
-                configuration: .init(address: .hostname("127.0.0.1", port: 0)),
-                onServerRunning: onServerRunning, logger: logger
-            )
-        } body: { port in
-            try await body(port)
-        }
+        return try await serveOverTLS(router, authority: authority, logger: logger, body: body)
     }
 
     private func receive(_ request: Request) async throws -> Response {
@@ -59,16 +50,10 @@ public final class WebhookReceiver: Sendable {
         else {
             return Response(status: .badRequest)
         }
-        switch ledger.nextAnswer(for: commandId) {
-        case .error(let status, _, let retryAfter)?:
-            return Response(status: .init(code: status), headers: retryAfterHeader(retryAfter))
-        case .slow(let delay)?:
-            try await Task.sleep(for: delay)
-        case .stall(let duration)?:
-            try await Task.sleep(for: duration)
-            return Response(status: .serviceUnavailable)
-        case nil:
-            break
+        if let refusal = try await play(ledger.nextAnswer(for: commandId), unavailableReason: "", refusal: { status, _, retryAfter in
+            Response(status: .init(code: status), headers: retryAfterHeader(retryAfter))
+        }) {
+            return refusal
         }
         ledger.accept(Delivery(commandId: commandId, body: body))
         return Response(status: .noContent)

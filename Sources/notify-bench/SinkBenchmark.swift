@@ -12,13 +12,14 @@ import Synchronization
 /// from an embedded broker and sending them over HTTP/2 with TLS to a loopback APNs stand-in
 /// that checks the provider token and headers but keeps nothing. Throughput is counted from the
 /// first attempt to the last answer; the latency is one attempt's, request to answer.
+/// `--kind jsonl` (to /dev/null) measures the runtime and Kafka alone, for comparison.
 struct SinkBenchmark: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "sink",
         abstract: "Deliveries per second (and p99 latency) of a sink against a local stand-in."
     )
 
-    @Option(help: "The sink kind (apns).")
+    @Option(help: "The sink kind: apns, or jsonl (to /dev/null: the runtime and Kafka alone).")
     var kind = "apns"
 
     @Option(help: "Notifications to deliver.")
@@ -34,7 +35,7 @@ struct SinkBenchmark: AsyncParsableCommand {
     var maxInFlight = 512
 
     func validate() throws {
-        guard kind == "apns" else { throw ValidationError("only --kind apns is benchmarked") }
+        guard kind == "apns" || kind == "jsonl" else { throw ValidationError("--kind must be apns or jsonl") }
         guard count > 0, devices > 0 else { throw ValidationError("--count and --devices must be positive") }
     }
 
@@ -50,35 +51,42 @@ struct SinkBenchmark: AsyncParsableCommand {
         let kafka = KafkaClientConfiguration(bootstrapServers: broker.bootstrapServers, clientId: "notify-bench")
         try await prefill(kafka: kafka, logger: logger)
 
-        let key = P256.Signing.PrivateKey()
-        let apns = APNsStandIn(publicKey: key.publicKey, keyId: "BENCHKEY01", teamId: "BENCHTEAM1", keepsRequests: false)
-        let timings = try await apns.serve(tls: authority, logger: logger) { port in
-            let sink = TimedSink(
-                try APNsSink(
+        let timings: TimedSink.Summary
+        if kind == "jsonl" {
+            timings = try await measure(try JSONLSink(path: "/dev/null"), kafka: kafka, logger: logger)
+        } else {
+            let key = P256.Signing.PrivateKey()
+            let apns = APNsStandIn(publicKey: key.publicKey, keyId: "BENCHKEY01", teamId: "BENCHTEAM1", keepsRequests: false)
+            timings = try await apns.serve(tls: authority, logger: logger) { port in
+                let sink = try APNsSink(
                     endpoint: "https://127.0.0.1:\(port)",
                     providerToken: try APNsProviderToken(
                         p8: Secret(bytes: Array(key.pemRepresentation.utf8), origin: "bench"), keyId: "BENCHKEY01", teamId: "BENCHTEAM1"),
                     transport: HTTPTransportConfiguration(caFile: authority.caFile, connections: connections)
-                ),
-                expected: count
-            )
-            let runtime = SinkRuntime(
-                sink: sink, configuration: SinkRuntimeConfiguration(kafka: kafka, maxInFlight: maxInFlight), logger: logger)
-            try await withThrowingTaskGroup(of: Void.self) { group in
-                group.addTask { try await runtime.run() }
-                await apns.ledger.waitForCount(count, timeout: .seconds(600))
-                runtime.stop()
-                try await group.waitForAll()
+                )
+                return try await measure(sink, kafka: kafka, logger: logger)
             }
-            return sink.summary()
-        }
-        guard apns.ledger.count == count else {
-            throw ValidationError("only \(apns.ledger.count) of \(count) notifications arrived")
+            guard apns.ledger.count == count else {
+                throw ValidationError("only \(apns.ledger.count) of \(count) notifications arrived")
+            }
         }
         let seconds = timings.elapsed.seconds
-        print(String(
-            format: "sink apns: %d notifications in %.2f s = %.0f notifications/s, p99 %.1f ms",
+        print("sink \(kind): " + String(
+            format: "%d notifications in %.2f s = %.0f notifications/s, p99 %.1f ms",
             count, seconds, Double(count) / seconds, timings.p99.seconds * 1000))
+    }
+
+    /// Runs `sink` under a runtime until it has delivered `count` commands.
+    private func measure(_ sink: any NotificationSink, kafka: KafkaClientConfiguration, logger: Logger) async throws -> TimedSink.Summary {
+        let timed = TimedSink(sink, expected: count)
+        let runtime = SinkRuntime(sink: timed, configuration: SinkRuntimeConfiguration(kafka: kafka, maxInFlight: maxInFlight), logger: logger)
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { try await runtime.run() }
+            await timed.waitForDeliveries(count, timeout: .seconds(600))
+            runtime.stop()
+            try await group.waitForAll()
+        }
+        return timed.summary()
     }
 
     /// Writes `count` commands for `devices` devices to notify.commands.
@@ -126,6 +134,7 @@ final class TimedSink: NotificationSink {
     private let inner: any NotificationSink
     private let clock = ContinuousClock()
     private let state: Mutex<(first: ContinuousClock.Instant?, last: ContinuousClock.Instant?, latencies: [Duration])>
+    private let delivered = AsyncStream<Int>.makeStream()
 
     init(_ inner: any NotificationSink, expected: Int) {
         self.inner = inner
@@ -142,15 +151,33 @@ final class TimedSink: NotificationSink {
         let started = clock.now
         let result = await inner.deliver(delivery)
         let ended = clock.now
-        state.withLock { state in
+        let attempts = state.withLock { state in
             if state.first == nil { state.first = started }
             state.last = ended
             state.latencies.append(ended - started)
+            return state.latencies.count
         }
+        if result == .delivered { delivered.continuation.yield(attempts) }
         return result
     }
 
     func shutdown() async { await inner.shutdown() }
+
+    /// Returns once `count` attempts were made and delivered, or after `timeout`.
+    func waitForDeliveries(_ count: Int, timeout: Duration) async {
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask {
+                var deliveries = 0
+                for await _ in self.delivered.stream {
+                    deliveries += 1
+                    if deliveries >= count { return }
+                }
+            }
+            group.addTask { try? await Task.sleep(for: timeout) }
+            await group.next()
+            group.cancelAll()
+        }
+    }
 
     func summary() -> Summary {
         state.withLock { state in

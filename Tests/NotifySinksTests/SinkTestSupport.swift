@@ -94,11 +94,11 @@ struct APNsFixture {
         APNsStandIn(publicKey: key.publicKey, keyId: keyId, teamId: teamId, keepsRequests: keepsRequests)
     }
 
-    func sink(port: Int, authority: TestCertificateAuthority) throws -> APNsSink {
+    func sink(port: Int, authority: TestCertificateAuthority, requestTimeout: Duration = .seconds(5)) throws -> APNsSink {
         try APNsSink(
             endpoint: "https://127.0.0.1:\(port)",
             providerToken: try APNsProviderToken(p8: p8, keyId: keyId, teamId: teamId),
-            transport: HTTPTransportConfiguration(caFile: authority.caFile, requestTimeout: .seconds(5))
+            transport: HTTPTransportConfiguration(caFile: authority.caFile, requestTimeout: requestTimeout)
         )
     }
 }

@@ -20,6 +20,19 @@ final class PartitionLease: Sendable {
     }
 }
 
+/// A record of `notify.commands` as the reader classified it.
+enum ReadRecord: Sendable {
+    case command(KafkaRecord, NotificationCommand)
+    case notForThisKind(KafkaRecord)
+    case invalid(KafkaRecord, reason: String)
+
+    var record: KafkaRecord {
+        switch self {
+        case .command(let record, _), .notForThisKind(let record), .invalid(let record, _): record
+        }
+    }
+}
+
 /// A command read from `notify.commands` waiting for (or in) its delivery.
 struct QueuedCommand: Sendable {
     var record: KafkaRecord
@@ -67,41 +80,43 @@ actor DeliveryScheduler {
         }
     }
 
-    /// The lease of `partition`, or `nil` if this instance does not own it (any more): its
-    /// records are left to the next owner.
-    func lease(of partition: Int32) -> PartitionLease? {
-        partitions[partition]?.lease
+    /// Takes in a batch as it was read: commands go to their device's queue, records the kind
+    /// does not handle are finished at once, and undecodable ones are returned (with their
+    /// partition's lease) to be dead-lettered and then passed to ``finishDeadLettered(_:)``.
+    /// Records of partitions this instance does not own (any more) are left to the next owner.
+    func admit(_ batch: [ReadRecord]) -> [(record: KafkaRecord, reason: String, lease: PartitionLease)] {
+        var invalid: [(record: KafkaRecord, reason: String, lease: PartitionLease)] = []
+        for read in batch {
+            let record = read.record
+            guard let lease = partitions[record.partition]?.lease else { continue }
+            partitions[record.partition]?.offsets.read(record.offset)
+            switch read {
+            case .command(_, let command):
+                enqueue(QueuedCommand(record: record, command: command, lease: lease))
+            case .notForThisKind:
+                partitions[record.partition]?.offsets.finish(record.offset)
+            case .invalid(_, let reason):
+                invalid.append((record, reason, lease))
+            }
+        }
+        return invalid
     }
 
-    /// A record that needs no delivery (another kind's command, or dead-lettered input).
-    func skip(_ record: KafkaRecord) {
-        guard partitions[record.partition] != nil else { return }
-        partitions[record.partition]?.offsets.read(record.offset)
-        partitions[record.partition]?.offsets.finish(record.offset)
-    }
-
-    /// A record read but handled outside the queues (e.g. dead-lettered); ``finishUnqueued(_:)`` follows.
-    func readUnqueued(_ record: KafkaRecord) {
-        partitions[record.partition]?.offsets.read(record.offset)
-    }
-
-    func finishUnqueued(_ record: KafkaRecord) {
+    /// A dead-lettered record is done with.
+    func finishDeadLettered(_ record: KafkaRecord) {
         partitions[record.partition]?.offsets.finish(record.offset)
     }
 
     /// Queues a command behind the earlier ones for the same device.
-    func enqueue(_ item: QueuedCommand) {
-        let partition = item.record.partition
-        guard partitions[partition]?.lease === item.lease else { return }
-        partitions[partition]?.offsets.read(item.record.offset)
+    private func enqueue(_ item: QueuedCommand) {
         buffered += 1
         let key = DeviceKey(userId: item.command.recipient.userId, deviceId: item.command.recipient.deviceId)
         if devices[key] != nil {
             devices[key]?.items.append(item)
             return
         }
-        devices[key] = DeviceQueue(partition: partition, items: [item])
-        partitions[partition]?.activeWorkers += 1
+        devices[key] = DeviceQueue(partition: item.record.partition, items: [item])
+        partitions[item.record.partition]?.activeWorkers += 1
         workerStarts.yield(key)
     }
 

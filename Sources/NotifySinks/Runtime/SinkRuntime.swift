@@ -183,22 +183,17 @@ public final class SinkRuntime: Service, Sendable {
     private func read(consumer: KafkaConsumer, scheduler: DeliveryScheduler, delivery: DeliveryProcess) async throws {
         let decoder = JSONDecoder()
         for try await batch in consumer.batches {
-            for record in batch {
-                guard let lease = await scheduler.lease(of: record.partition) else { continue }
-                let command: NotificationCommand
+            let classified = batch.map { record -> ReadRecord in
                 do {
-                    command = try decoder.decode(NotificationCommand.self, from: Data(record.value))
+                    let command = try decoder.decode(NotificationCommand.self, from: Data(record.value))
+                    return sink.accepts(command) ? .command(record, command) : .notForThisKind(record)
                 } catch {
-                    await scheduler.readUnqueued(record)
-                    if await delivery.deadLetter(record, reason: "invalid command: \(error)", lease: lease) {
-                        await scheduler.finishUnqueued(record)
-                    }
-                    continue
+                    return .invalid(record, reason: "invalid command: \(error)")
                 }
-                if sink.accepts(command) {
-                    await scheduler.enqueue(QueuedCommand(record: record, command: command, lease: lease))
-                } else {
-                    await scheduler.skip(record)
+            }
+            for (record, reason, lease) in await scheduler.admit(classified) {
+                if await delivery.deadLetter(record, reason: reason, lease: lease) {
+                    await scheduler.finishDeadLettered(record)
                 }
             }
             await scheduler.waitForRoom()

@@ -118,7 +118,7 @@ import Testing
             try await withCertificateAuthority { otherAuthority in
                 let apns = fixture.standIn()
                 try await apns.serve(tls: authority, logger: testLogger) { port in
-                    try await using(try fixture.sink(port: port, authority: otherAuthority)) { sink in
+                    try await using(try fixture.sink(port: port, authority: otherAuthority, requestTimeout: .seconds(1))) { sink in
                         let result = await sink.deliver(delivery(makeCommand(id: "c1", token: "aa01")))
                         guard case .retryable(let reason, _) = result else {
                             Issue.record("expected a transport failure, got \(result)")
