@@ -43,6 +43,15 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),
+        // The Kafka shell around the core: the two stages as consumer-group members.
+        .target(
+            name: "NotifyPipeline",
+            dependencies: [
+                "Kafka",
+                "NotifyCore",
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
         // Delivery sinks: the shared runtime (order, dedupe, expiry, retries, DLQ, outcomes)
         // and the kinds apns, fcm, inapp, webhook, jsonl.
         .target(
@@ -84,6 +93,7 @@ let package = Package(
             dependencies: [
                 "Kafka",
                 "NotifyCore",
+                "NotifyPipeline",
                 "NotifySinks",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
@@ -91,7 +101,10 @@ let package = Package(
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
             ]
         ),
-        .executableTarget(name: "notify", dependencies: ["NotifyCLI"]),
+        .executableTarget(
+            name: "notify",
+            dependencies: ["NotifyCLI", .product(name: "ArgumentParser", package: "swift-argument-parser")]
+        ),
         // Benchmarks: one subcommand per figure the issues ask for.
         .executableTarget(
             name: "notify-bench",
@@ -105,8 +118,15 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        // The C baseline of `notify-bench passthrough`: the same work done with librdkafka directly.
+        .executableTarget(
+            name: "rdkafka-passthrough",
+            path: "Benchmarks/rdkafka-passthrough",
+            linkerSettings: [.linkedLibrary("rdkafka")]
+        ),
         .testTarget(name: "KafkaTests", dependencies: ["Kafka"]),
         .testTarget(name: "NotifyCoreTests", dependencies: ["NotifyCore"]),
+        .testTarget(name: "NotifyPipelineTests", dependencies: ["NotifyPipeline", "Kafka", "NotifyCore"]),
         .testTarget(
             name: "NotifySinksTests",
             dependencies: [

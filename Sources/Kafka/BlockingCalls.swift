@@ -74,5 +74,10 @@ final class StopFlag: Sendable {
 
     func raise() { raised.store(true, ordering: .releasing) }
 
+    /// Raises the flag; true only for the caller that raised it first.
+    func raiseOnce() -> Bool {
+        !raised.exchange(true, ordering: .acquiringAndReleasing)
+    }
+
     var isRaised: Bool { raised.load(ordering: .acquiring) }
 }

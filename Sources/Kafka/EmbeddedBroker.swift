@@ -20,7 +20,8 @@ public final class EmbeddedBroker: Sendable {
     public init(brokers: Int = 1, logger: Logger) throws {
         precondition(brokers >= 1, "an embedded cluster has at least one broker")
         context = ClientContext(logger: logger)
-        let native = try NativeConfiguration([:])
+        // The host handle only carries the cluster: its own warnings (no bootstrap servers) are noise.
+        let native = try NativeConfiguration(["log_level": "3"])
         try native.install(context)
         host = NativeHandle(pointer: try makeNativeClient(type: RD_KAFKA_PRODUCER, configuration: native))
         guard let cluster = rd_kafka_mock_cluster_new(host.pointer, Int32(brokers)) else {

@@ -18,17 +18,31 @@ public struct KafkaConsumerConfiguration: Sendable {
     public var maxBatchSize: Int
     /// How long the group waits for a silent member before it gives its partitions away.
     public var sessionTimeoutMilliseconds: Int
+    /// How the group splits partitions between its members.
+    public var assignmentStrategy: AssignmentStrategy
 
     public init(
         client: KafkaClientConfiguration, groupId: String, autoOffsetReset: AutoOffsetReset = .earliest,
-        maxBatchSize: Int = 1000, sessionTimeoutMilliseconds: Int = 10_000
+        maxBatchSize: Int = 1000, sessionTimeoutMilliseconds: Int = 10_000,
+        assignmentStrategy: AssignmentStrategy = .cooperativeSticky
     ) {
         self.client = client
         self.groupId = groupId
         self.autoOffsetReset = autoOffsetReset
         self.maxBatchSize = maxBatchSize
         self.sessionTimeoutMilliseconds = sessionTimeoutMilliseconds
+        self.assignmentStrategy = assignmentStrategy
     }
+}
+
+/// How a consumer group splits partitions between its members.
+public enum AssignmentStrategy: String, Sendable {
+    /// Incremental rebalancing: members keep what they have and only moved
+    /// partitions stop (librdkafka's `cooperative-sticky`).
+    case cooperativeSticky = "cooperative-sticky"
+    /// Partition N of every subscribed topic goes to the same member, so
+    /// co-partitioned topics are read together (eager rebalancing).
+    case range
 }
 
 /// What a consumer's owner does when the group moves partitions.
@@ -70,7 +84,7 @@ public final class KafkaConsumer: Sendable {
         let native = try NativeConfiguration(configuration.client.merged(with: [
             "group.id": configuration.groupId,
             "auto.offset.reset": configuration.autoOffsetReset.rawValue,
-            "partition.assignment.strategy": "cooperative-sticky",
+            "partition.assignment.strategy": configuration.assignmentStrategy.rawValue,
             "enable.auto.commit": "true",
             "enable.auto.offset.store": "false",
             "session.timeout.ms": String(configuration.sessionTimeoutMilliseconds),
@@ -193,10 +207,10 @@ public final class KafkaConsumer: Sendable {
     }
 
     /// Leaves the group at once (the `revoked` hook runs and stored offsets
-    /// are committed), ends ``batches`` and releases the client. Call once, last.
+    /// are committed), ends ``batches`` and releases the client. Further calls
+    /// wait for the first to finish.
     public func close() async {
-        stopping.raise()
-        context.handoff.finish()
+        if stopping.raiseOnce() { context.handoff.finish() }
         await pollThread.join()
     }
 }

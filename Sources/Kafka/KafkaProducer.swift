@@ -39,6 +39,9 @@ public final class KafkaProducer: Sendable {
         let native = try NativeConfiguration(configuration.merged(with: [
             "enable.idempotence": settings.idempotence ? "true" : "false",
             "linger.ms": String(settings.lingerMilliseconds),
+            // The Java client's partitioner, so records keyed alike land in the same partition
+            // whichever client produced them (co-partitioning with topics the chat backend writes).
+            "partitioner": "murmur2_random",
             "queue.buffering.max.messages": String(max(100_000, settings.inFlightLimit * 2)),
         ]))
         try native.install(context)

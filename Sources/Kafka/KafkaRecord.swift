@@ -98,8 +98,8 @@ public struct OutgoingRecord: Sendable {
     public var key: [UInt8]?
     public var value: [UInt8]
     public var headers: [KafkaHeader]
-    /// `nil`: librdkafka's default partitioner on the key (consistent_random: murmur2-compatible with
-    /// the Java client is available through `-X partitioner=murmur2_random`).
+    /// `nil`: the producer's partitioner on the key (murmur2, as the Java client does;
+    /// `-X partitioner=...` picks another).
     public var partition: Int32?
     /// `nil`: the time of sending.
     public var timestampMilliseconds: Int64?

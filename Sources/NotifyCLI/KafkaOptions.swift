@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import Kafka
 
 /// The options every command that talks to Kafka takes: `--bootstrap` (or
 /// `NOTIFY_BOOTSTRAP`) and any librdkafka property as `-X key=value`.
@@ -17,6 +18,11 @@ struct KafkaOptions: ParsableArguments {
             return fromEnvironment
         }
         throw ValidationError("No Kafka bootstrap servers: pass --bootstrap HOST:PORT or set NOTIFY_BOOTSTRAP.")
+    }
+
+    /// The client settings these options describe.
+    func clientConfiguration(clientId: String = "notify") throws -> KafkaClientConfiguration {
+        KafkaClientConfiguration(bootstrapServers: try bootstrapServers(), clientId: clientId, properties: try librdkafkaProperties())
     }
 
     /// The `-X` properties as a dictionary.

@@ -6,6 +6,13 @@ public struct NotifyCommand: AsyncParsableCommand {
         commandName: "notify",
         abstract: "An event-sourced notification pipeline on Kafka.",
         subcommands: [
+            BrokerCommand.self,
+            RenderCommand.self,
+            PipelineCommand.self,
+            ProduceCommand.self,
+            InspectCommand.self,
+            TopicsCommand.self,
+            ReplayCommand.self,
             SinkCommand.self,
         ]
     )

@@ -8,6 +8,8 @@ struct NotifyBench: AsyncParsableCommand {
         commandName: "notify-bench",
         abstract: "Benchmarks for notify: run them on a quiet machine and compare ratios, not absolute figures.",
         subcommands: [
+            PassthroughBenchmark.self,
+            SeedBenchmarkInput.self,
             SinkBenchmark.self,
         ]
     )

@@ -1,6 +1,7 @@
 import Foundation
 import Kafka
 import Logging
+import Synchronization
 
 /// A logger for tests: warnings and worse only, so test output stays readable.
 let testLogger: Logger = {
@@ -57,4 +58,17 @@ func collect(_ consumer: KafkaConsumer, count: Int, timeout: Duration = .seconds
 struct TestTimeout: Error, CustomStringConvertible {
     let expected: Int
     var description: String { "timed out waiting for \(expected) records" }
+}
+
+/// Mutable state shared between a test and the tasks it starts.
+final class Shared<Value: Sendable>: Sendable {
+    private let mutex: Mutex<Value>
+
+    init(_ value: Value) {
+        mutex = Mutex(value)
+    }
+
+    func withLock<R: Sendable>(_ body: (inout Value) -> R) -> R {
+        mutex.withLock { body(&$0) }
+    }
 }

@@ -52,13 +52,13 @@ public enum DeliveryPath: String, Sendable, Hashable, Codable {
 }
 
 /// The platform of a device.
-public enum Platform: String, Sendable, Hashable, Codable {
+public enum Platform: String, Sendable, Hashable, Codable, CaseIterable {
     case ios
     case android
 }
 
 /// The push provider that reaches a device.
-public enum PushProvider: String, Sendable, Hashable, Codable {
+public enum PushProvider: String, Sendable, Hashable, Codable, CaseIterable {
     case apns
     case fcm
 }

@@ -20,7 +20,7 @@ public struct NotificationOutcome: Sendable, Hashable, Codable {
     public var token: String?
 
     /// What happened to a command.
-    public enum Kind: String, Sendable, Hashable, Codable {
+    public enum Kind: String, Sendable, Hashable, Codable, CaseIterable {
         case delivered
         case expired
         case tokenInvalid = "token-invalid"

@@ -1,0 +1,86 @@
+import ArgumentParser
+import Foundation
+import Kafka
+import Logging
+import NotifyCore
+
+/// `notify inspect --topic T`: a readable tail of a topic.
+struct InspectCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "inspect",
+        abstract: "Print the last records of a topic readably (and, with --follow, the new ones as they come)."
+    )
+
+    @OptionGroup var kafka: KafkaOptions
+
+    @Option(help: "The topic to read.")
+    var topic: String
+
+    @Option(help: "How many of the newest records of each partition to show.")
+    var last: Int64 = 10
+
+    @Flag(help: "Keep printing new records until Ctrl-C.")
+    var follow = false
+
+    func run() async throws {
+        var logger = Logger(label: "notify.inspect")
+        logger.logLevel = .error
+        let client = try kafka.clientConfiguration(clientId: "notify-inspect")
+        let admin = try KafkaAdmin(configuration: client, logger: logger)
+        guard let metadata = try await admin.metadata(of: topic) else {
+            throw ValidationError("the topic \(topic) does not exist")
+        }
+        var starts: [TopicPartition: KafkaOffset] = [:]
+        var ends: [TopicPartition: Int64] = [:]
+        for partition in 0..<Int32(metadata.partitionCount) {
+            let topicPartition = TopicPartition(topic: topic, partition: partition)
+            let (low, high) = try await admin.watermarks(topicPartition)
+            starts[topicPartition] = .offset(max(low, high - last))
+            if high > max(low, high - last) { ends[topicPartition] = high }
+        }
+        guard follow || !ends.isEmpty else {
+            StandardOutput.writeErrorLine("\(topic): no records")
+            return
+        }
+        let consumer = try KafkaConsumer(configuration: .init(client: client, groupId: "notify-inspect"), logger: logger)
+        try consumer.assign(starts)
+        let follow = follow
+        let lastOffsets = ends
+        try await runUntilTerminated {
+            var remaining = Set(lastOffsets.keys)
+            for try await batch in consumer.batches {
+                for record in batch {
+                    StandardOutput.writeLine(RecordSummary.line(for: record))
+                    if record.offset >= (lastOffsets[record.topicPartition] ?? .max) - 1 { remaining.remove(record.topicPartition) }
+                }
+                if !follow && remaining.isEmpty { break }
+            }
+        }
+        await consumer.close()
+    }
+}
+
+/// One readable line per record.
+enum RecordSummary {
+    static func line(for record: KafkaRecord) -> String {
+        let time = record.timestampMilliseconds.map { EventTime(milliseconds: $0).rfc3339 } ?? "-"
+        let key = record.key.map { String(decoding: $0, as: UTF8.self) } ?? "-"
+        let headers = record.headers.map { "\($0.name)=\($0.value.map { String(decoding: $0, as: UTF8.self) } ?? "null")" }
+        var line = "\(record.topic)[\(record.partition)]@\(record.offset) \(time) key=\(key)"
+        if !headers.isEmpty { line += " headers{\(headers.joined(separator: ", "))}" }
+        return line + " " + describe(record)
+    }
+
+    private static func describe(_ record: KafkaRecord) -> String {
+        guard let json = try? CoreJSON.parse(record.value) else {
+            return "(\(record.value.count) bytes, not JSON)"
+        }
+        if json["type"]?.stringValue == "notification.command", let content = json["content"] {
+            let recipient = json["recipient"]
+            let title = content["title"]?.stringValue ?? ""
+            let body = content["body"]?.stringValue ?? ""
+            return "command \(json["path"]?.stringValue ?? "?") → \(recipient?["userId"]?.stringValue ?? "?")/\(recipient?["deviceId"]?.stringValue ?? "?") (\(recipient?["provider"]?.stringValue ?? "?")): \(title): \(body)"
+        }
+        return String(decoding: CoreJSON.encode(json), as: UTF8.self)
+    }
+}

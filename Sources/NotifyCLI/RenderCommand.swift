@@ -1,0 +1,81 @@
+import ArgumentParser
+import Foundation
+import NotifyCore
+
+/// Where the `Schemas/` directory is: `--schemas`, else `NOTIFY_SCHEMAS`, else `./Schemas`.
+struct SchemasOption: ParsableArguments {
+    @Option(name: .long, help: ArgumentHelp("The Schemas directory (policies.json, categories.json); env NOTIFY_SCHEMAS, default ./Schemas.", valueName: "dir"))
+    var schemas: String?
+
+    var directory: String {
+        if let schemas { return schemas }
+        if let fromEnvironment = ProcessInfo.processInfo.environment["NOTIFY_SCHEMAS"], !fromEnvironment.isEmpty { return fromEnvironment }
+        return "Schemas"
+    }
+
+    /// The core's configuration from the policies and categories in the directory.
+    func loadConfiguration() throws -> CoreConfiguration {
+        do {
+            return try CoreConfiguration.load(schemasDirectory: directory)
+        } catch let error as ConfigurationError {
+            throw ValidationError("\(error) (pass --schemas DIR or set NOTIFY_SCHEMAS)")
+        }
+    }
+}
+
+/// `notify render SCENARIO.json`: the commands a scenario produces, without a
+/// broker. Commands go to stdout as JSONL; one line per suppressed delivery
+/// and one per refused event go to stderr.
+struct RenderCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "render",
+        abstract: "Print the commands a scenario produces (JSONL on stdout); suppressed deliveries and refused events on stderr.",
+        discussion: """
+        SCENARIO is {"events": [{"topic": "chat.messages", "value": {...}}, ...]} in arrival order. \
+        Time is event time (each value's "at"). Exits with status 1 when an event was refused.
+        """
+    )
+
+    @Argument(help: ArgumentHelp("The scenario file ('-' for stdin).", valueName: "SCENARIO.json"))
+    var scenario: String
+
+    @OptionGroup var schemas: SchemasOption
+
+    func run() throws {
+        let configuration = try schemas.loadConfiguration()
+        let bytes = try readScenario()
+        let result: ScenarioRunner.Result
+        do {
+            result = try ScenarioRunner(configuration: configuration).run(scenario: bytes)
+        } catch {
+            throw ValidationError("\(scenario): \(error.problem) (at \(error.field)); expected {\"events\": [{\"topic\": ..., \"value\": {...}}, ...]}")
+        }
+        var out: [UInt8] = []
+        for command in result.commands {
+            out += CoreJSON.encode(command)
+            out.append(0x0A)
+        }
+        FileHandle.standardOutput.write(Data(out))
+        var diagnostics = ""
+        for decision in result.decisions {
+            diagnostics += decision.description + "\n"
+        }
+        for rejection in result.rejections {
+            diagnostics += "error: \(rejection)\n"
+        }
+        FileHandle.standardError.write(Data(diagnostics.utf8))
+        if !result.rejections.isEmpty {
+            throw ExitCode(1)
+        }
+    }
+
+    private func readScenario() throws -> [UInt8] {
+        if scenario == "-" {
+            return [UInt8](FileHandle.standardInput.readDataToEndOfFile())
+        }
+        guard let data = FileManager.default.contents(atPath: scenario) else {
+            throw ValidationError("cannot read the scenario file \(scenario)")
+        }
+        return [UInt8](data)
+    }
+}

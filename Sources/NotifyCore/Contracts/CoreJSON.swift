@@ -1,0 +1,427 @@
+/// The one JSON reader and writer of the core.
+///
+/// Every value the core emits (commands, fanout records, decisions) is written
+/// by ``CoreJSON/encode(_:)`` with object keys in sorted order, so the same
+/// inputs always give byte-identical records (rule 15). Every event the core
+/// consumes is read by ``CoreJSON/parse(_:)``. Both are hand-written because
+/// the builder must sustain well over 100,000 notifications a second.
+public enum CoreJSON {
+    /// The bytes of `value`, object keys sorted, no insignificant whitespace.
+    public static func encode(_ value: JSONValue) -> [UInt8] {
+        var writer = JSONWriter()
+        writer.write(value)
+        return writer.bytes
+    }
+
+    /// The bytes of anything that has a JSON form in the core.
+    public static func encode(_ value: some JSONRepresentable) -> [UInt8] {
+        encode(value.jsonValue)
+    }
+
+    /// The UTF-8 length of `string` once escaped and quoted as a JSON string.
+    public static func encodedLength(of string: String) -> Int {
+        var length = 2
+        for byte in string.utf8 {
+            length += JSONWriter.escapedLength(byte)
+        }
+        return length
+    }
+
+    /// The number of bytes ``encode(_:)`` would write for `value`, without writing them.
+    public static func encodedLength(_ value: JSONValue) -> Int {
+        switch value {
+        case .null: return 4
+        case .bool(let flag): return flag ? 4 : 5
+        case .int, .double: return encode(value).count
+        case .string(let string): return encodedLength(of: string)
+        case .array(let elements):
+            return elements.reduce(1 + max(elements.count, 1)) { $0 + encodedLength($1) }
+        case .object(let members):
+            return members.reduce(1 + max(members.count, 1)) { $0 + encodedLength(of: $1.key) + 1 + encodedLength($1.value) }
+        }
+    }
+
+    /// Parses one JSON document. Throws ``JSONSyntaxError`` with the byte
+    /// offset of the first problem.
+    public static func parse(_ bytes: some Collection<UInt8>) throws(JSONSyntaxError) -> JSONValue {
+        let array = bytes as? [UInt8] ?? Array(bytes)
+        return try array.withUnsafeBufferPointer { buffer throws(JSONSyntaxError) in
+            var parser = JSONParser(buffer)
+            return try parser.parseDocument()
+        }
+    }
+
+    /// Parses one JSON document given as text.
+    public static func parse(_ text: String) throws(JSONSyntaxError) -> JSONValue {
+        try parse(Array(text.utf8))
+    }
+}
+
+/// A type with one canonical JSON form, written by ``CoreJSON``.
+public protocol JSONRepresentable {
+    /// The JSON form of this value.
+    var jsonValue: JSONValue { get }
+}
+
+/// Malformed JSON: what was wrong and at which byte offset.
+public struct JSONSyntaxError: Error, Sendable, Hashable, CustomStringConvertible {
+    public var offset: Int
+    public var problem: String
+
+    public var description: String { "invalid JSON at byte \(offset): \(problem)" }
+}
+
+struct JSONWriter {
+    var bytes: [UInt8] = []
+
+    init() {
+        bytes.reserveCapacity(1024)
+    }
+
+    mutating func write(_ value: JSONValue) {
+        switch value {
+        case .null: bytes.append(contentsOf: [0x6E, 0x75, 0x6C, 0x6C])
+        case .bool(let flag): bytes.append(contentsOf: flag ? Array("true".utf8) : Array("false".utf8))
+        case .int(let number): writeInteger(number)
+        case .double(let number): writeDouble(number)
+        case .string(let string): writeString(string)
+        case .array(let elements):
+            bytes.append(UInt8(ascii: "["))
+            for (index, element) in elements.enumerated() {
+                if index > 0 { bytes.append(UInt8(ascii: ",")) }
+                write(element)
+            }
+            bytes.append(UInt8(ascii: "]"))
+        case .object(let members):
+            bytes.append(UInt8(ascii: "{"))
+            var first = true
+            for key in members.keys.sorted() {
+                if !first { bytes.append(UInt8(ascii: ",")) }
+                first = false
+                writeString(key)
+                bytes.append(UInt8(ascii: ":"))
+                write(members[key]!)
+            }
+            bytes.append(UInt8(ascii: "}"))
+        }
+    }
+
+    private mutating func writeInteger(_ number: Int64) {
+        if number == 0 {
+            bytes.append(UInt8(ascii: "0"))
+            return
+        }
+        var magnitude = number.magnitude
+        if number < 0 { bytes.append(UInt8(ascii: "-")) }
+        var digits: (UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8,
+                     UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8) =
+            (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+        var count = 0
+        withUnsafeMutableBytes(of: &digits) { buffer in
+            while magnitude > 0 {
+                buffer[count] = UInt8(ascii: "0") + UInt8(magnitude % 10)
+                magnitude /= 10
+                count += 1
+            }
+            for index in stride(from: count - 1, through: 0, by: -1) {
+                bytes.append(buffer[index])
+            }
+        }
+    }
+
+    private mutating func writeDouble(_ number: Double) {
+        guard number.isFinite else {
+            bytes.append(contentsOf: Array("null".utf8))
+            return
+        }
+        if number == number.rounded(), abs(number) < 1e15 {
+            writeInteger(Int64(number))
+        } else {
+            bytes.append(contentsOf: Array(number.description.utf8))
+        }
+    }
+
+    static func escapedLength(_ byte: UInt8) -> Int {
+        switch byte {
+        case UInt8(ascii: "\""), UInt8(ascii: "\\"), 0x08, 0x0C, 0x0A, 0x0D, 0x09: 2
+        case 0..<0x20: 6
+        default: 1
+        }
+    }
+
+    private static let hexDigits = Array("0123456789abcdef".utf8)
+
+    mutating func writeString(_ string: String) {
+        bytes.append(UInt8(ascii: "\""))
+        var string = string
+        string.withUTF8 { utf8 in
+            var runStart = 0
+            for index in 0..<utf8.count {
+                let byte = utf8[index]
+                guard byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") else { continue }
+                if runStart < index { bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[runStart..<index])) }
+                runStart = index + 1
+                bytes.append(UInt8(ascii: "\\"))
+                switch byte {
+                case UInt8(ascii: "\""): bytes.append(UInt8(ascii: "\""))
+                case UInt8(ascii: "\\"): bytes.append(UInt8(ascii: "\\"))
+                case 0x08: bytes.append(UInt8(ascii: "b"))
+                case 0x0C: bytes.append(UInt8(ascii: "f"))
+                case 0x0A: bytes.append(UInt8(ascii: "n"))
+                case 0x0D: bytes.append(UInt8(ascii: "r"))
+                case 0x09: bytes.append(UInt8(ascii: "t"))
+                default:
+                    bytes.append(contentsOf: [UInt8(ascii: "u"), UInt8(ascii: "0"), UInt8(ascii: "0"),
+                                              Self.hexDigits[Int(byte >> 4)], Self.hexDigits[Int(byte & 0xF)]])
+                }
+            }
+            if runStart < utf8.count { bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[runStart...])) }
+        }
+        bytes.append(UInt8(ascii: "\""))
+    }
+}
+
+struct JSONParser {
+    private let input: UnsafeBufferPointer<UInt8>
+    private var position = 0
+    private var depth = 0
+    private static let maximumDepth = 64
+
+    init(_ input: UnsafeBufferPointer<UInt8>) {
+        self.input = input
+    }
+
+    mutating func parseDocument() throws(JSONSyntaxError) -> JSONValue {
+        skipWhitespace()
+        let value = try parseValue()
+        skipWhitespace()
+        guard position == input.count else { throw fail("unexpected data after the value") }
+        return value
+    }
+
+    private func fail(_ problem: String) -> JSONSyntaxError {
+        JSONSyntaxError(offset: position, problem: problem)
+    }
+
+    private mutating func skipWhitespace() {
+        while position < input.count {
+            switch input[position] {
+            case 0x20, 0x0A, 0x0D, 0x09: position += 1
+            default: return
+            }
+        }
+    }
+
+    private mutating func parseValue() throws(JSONSyntaxError) -> JSONValue {
+        guard position < input.count else { throw fail("unexpected end of input") }
+        switch input[position] {
+        case UInt8(ascii: "{"): return try parseObject()
+        case UInt8(ascii: "["): return try parseArray()
+        case UInt8(ascii: "\""): return .string(try parseString())
+        case UInt8(ascii: "t"): try expectLiteral("true"); return .bool(true)
+        case UInt8(ascii: "f"): try expectLiteral("false"); return .bool(false)
+        case UInt8(ascii: "n"): try expectLiteral("null"); return .null
+        case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): return try parseNumber()
+        default: throw fail("unexpected character")
+        }
+    }
+
+    private mutating func expectLiteral(_ literal: StaticString) throws(JSONSyntaxError) {
+        let count = literal.utf8CodeUnitCount
+        guard position + count <= input.count else { throw fail("unexpected end of input") }
+        let expected = UnsafeBufferPointer(start: literal.utf8Start, count: count)
+        for index in 0..<count where input[position + index] != expected[index] {
+            throw fail("invalid literal")
+        }
+        position += count
+    }
+
+    private mutating func enter() throws(JSONSyntaxError) {
+        depth += 1
+        guard depth <= Self.maximumDepth else { throw fail("nested deeper than \(Self.maximumDepth) levels") }
+    }
+
+    private mutating func parseObject() throws(JSONSyntaxError) -> JSONValue {
+        try enter()
+        defer { depth -= 1 }
+        position += 1
+        var members: [String: JSONValue] = [:]
+        skipWhitespace()
+        if position < input.count, input[position] == UInt8(ascii: "}") {
+            position += 1
+            return .object(members)
+        }
+        while true {
+            skipWhitespace()
+            guard position < input.count, input[position] == UInt8(ascii: "\"") else { throw fail("expected a member name") }
+            let key = try parseString()
+            skipWhitespace()
+            guard position < input.count, input[position] == UInt8(ascii: ":") else { throw fail("expected ':'") }
+            position += 1
+            skipWhitespace()
+            let value = try parseValue()
+            guard members.updateValue(value, forKey: key) == nil else { throw fail("duplicate member \"\(key)\"") }
+            skipWhitespace()
+            guard position < input.count else { throw fail("unexpected end of input in an object") }
+            if input[position] == UInt8(ascii: ",") {
+                position += 1
+            } else if input[position] == UInt8(ascii: "}") {
+                position += 1
+                return .object(members)
+            } else {
+                throw fail("expected ',' or '}'")
+            }
+        }
+    }
+
+    private mutating func parseArray() throws(JSONSyntaxError) -> JSONValue {
+        try enter()
+        defer { depth -= 1 }
+        position += 1
+        var elements: [JSONValue] = []
+        skipWhitespace()
+        if position < input.count, input[position] == UInt8(ascii: "]") {
+            position += 1
+            return .array(elements)
+        }
+        while true {
+            skipWhitespace()
+            elements.append(try parseValue())
+            skipWhitespace()
+            guard position < input.count else { throw fail("unexpected end of input in an array") }
+            if input[position] == UInt8(ascii: ",") {
+                position += 1
+            } else if input[position] == UInt8(ascii: "]") {
+                position += 1
+                return .array(elements)
+            } else {
+                throw fail("expected ',' or ']'")
+            }
+        }
+    }
+
+    private mutating func parseString() throws(JSONSyntaxError) -> String {
+        position += 1
+        let start = position
+        // Fast path: no escapes.
+        while position < input.count {
+            let byte = input[position]
+            if byte == UInt8(ascii: "\"") {
+                let slice = UnsafeBufferPointer(rebasing: input[start..<position])
+                position += 1
+                guard let string = String(validating: slice, as: UTF8.self) else { throw fail("invalid UTF-8 in a string") }
+                return string
+            }
+            if byte == UInt8(ascii: "\\") { break }
+            if byte < 0x20 { throw fail("control character in a string") }
+            position += 1
+        }
+        var buffer = Array(UnsafeBufferPointer(rebasing: input[start..<position]))
+        while position < input.count {
+            let byte = input[position]
+            switch byte {
+            case UInt8(ascii: "\""):
+                position += 1
+                guard let string = String(validating: buffer, as: UTF8.self) else { throw fail("invalid UTF-8 in a string") }
+                return string
+            case UInt8(ascii: "\\"):
+                position += 1
+                guard position < input.count else { throw fail("unexpected end of input in an escape") }
+                let escape = input[position]
+                position += 1
+                switch escape {
+                case UInt8(ascii: "\""): buffer.append(UInt8(ascii: "\""))
+                case UInt8(ascii: "\\"): buffer.append(UInt8(ascii: "\\"))
+                case UInt8(ascii: "/"): buffer.append(UInt8(ascii: "/"))
+                case UInt8(ascii: "b"): buffer.append(0x08)
+                case UInt8(ascii: "f"): buffer.append(0x0C)
+                case UInt8(ascii: "n"): buffer.append(0x0A)
+                case UInt8(ascii: "r"): buffer.append(0x0D)
+                case UInt8(ascii: "t"): buffer.append(0x09)
+                case UInt8(ascii: "u"):
+                    var scalar = try parseHexQuad()
+                    if (0xD800..<0xDC00).contains(scalar) {
+                        guard position + 1 < input.count, input[position] == UInt8(ascii: "\\"),
+                              input[position + 1] == UInt8(ascii: "u") else { throw fail("unpaired surrogate") }
+                        position += 2
+                        let low = try parseHexQuad()
+                        guard (0xDC00..<0xE000).contains(low) else { throw fail("unpaired surrogate") }
+                        scalar = 0x10000 + ((scalar - 0xD800) << 10) + (low - 0xDC00)
+                    } else if (0xDC00..<0xE000).contains(scalar) {
+                        throw fail("unpaired surrogate")
+                    }
+                    guard let unicode = Unicode.Scalar(scalar) else { throw fail("invalid \\u escape") }
+                    buffer.append(contentsOf: String(Character(unicode)).utf8)
+                default:
+                    throw fail("invalid escape")
+                }
+            default:
+                if byte < 0x20 { throw fail("control character in a string") }
+                buffer.append(byte)
+                position += 1
+            }
+        }
+        throw fail("unterminated string")
+    }
+
+    private mutating func parseHexQuad() throws(JSONSyntaxError) -> UInt32 {
+        guard position + 4 <= input.count else { throw fail("unexpected end of input in \\u escape") }
+        var value: UInt32 = 0
+        for _ in 0..<4 {
+            let byte = input[position]
+            let digit: UInt32
+            switch byte {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): digit = UInt32(byte - UInt8(ascii: "0"))
+            case UInt8(ascii: "a")...UInt8(ascii: "f"): digit = UInt32(byte - UInt8(ascii: "a") + 10)
+            case UInt8(ascii: "A")...UInt8(ascii: "F"): digit = UInt32(byte - UInt8(ascii: "A") + 10)
+            default: throw fail("invalid \\u escape")
+            }
+            value = value << 4 | digit
+            position += 1
+        }
+        return value
+    }
+
+    private mutating func parseNumber() throws(JSONSyntaxError) -> JSONValue {
+        let start = position
+        if input[position] == UInt8(ascii: "-") { position += 1 }
+        guard position < input.count, (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(input[position]) else {
+            throw fail("invalid number")
+        }
+        if input[position] == UInt8(ascii: "0") {
+            position += 1
+        } else {
+            skipDigits()
+        }
+        var isInteger = true
+        if position < input.count, input[position] == UInt8(ascii: ".") {
+            isInteger = false
+            position += 1
+            guard consumeDigits() else { throw fail("invalid number: expected digits after '.'") }
+        }
+        if position < input.count, input[position] == UInt8(ascii: "e") || input[position] == UInt8(ascii: "E") {
+            isInteger = false
+            position += 1
+            if position < input.count, input[position] == UInt8(ascii: "+") || input[position] == UInt8(ascii: "-") {
+                position += 1
+            }
+            guard consumeDigits() else { throw fail("invalid number: expected exponent digits") }
+        }
+        let text = String(decoding: UnsafeBufferPointer(rebasing: input[start..<position]), as: UTF8.self)
+        if isInteger, let integer = Int64(text) { return .int(integer) }
+        guard let double = Double(text) else { throw fail("invalid number") }
+        return .double(double)
+    }
+
+    private mutating func skipDigits() {
+        while position < input.count, (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(input[position]) {
+            position += 1
+        }
+    }
+
+    private mutating func consumeDigits() -> Bool {
+        let start = position
+        skipDigits()
+        return position > start
+    }
+}

@@ -1,0 +1,206 @@
+/// A field of an event that is missing or wrong: the dotted path of the field
+/// (`attachment.bytes`, `devices[1].platform`) and what was wrong with it.
+public struct FieldError: Error, Sendable, Hashable {
+    public var field: String
+    public var problem: String
+
+    public init(field: String, problem: String) {
+        self.field = field
+        self.problem = problem
+    }
+}
+
+/// Reads the members of one JSON object strictly: required fields must be
+/// there with the right type, optional ones may be absent or `null`, and
+/// members nobody asked for are refused by ``rejectUnknown(allowed:)``.
+/// Every error names the full path of the field. Opaque outside the core.
+public struct FieldReader {
+    let members: [String: JSONValue]
+    let path: String
+
+    init(_ value: JSONValue, path: String = "") throws(FieldError) {
+        guard case .object(let members) = value else {
+            throw FieldError(field: path.isEmpty ? "(value)" : path, problem: "expected an object, got \(value.kindName)")
+        }
+        self.members = members
+        self.path = path
+    }
+
+    func fieldPath(_ key: String) -> String {
+        path.isEmpty ? key : path + "." + key
+    }
+
+    func error(_ key: String, _ problem: String) -> FieldError {
+        FieldError(field: fieldPath(key), problem: problem)
+    }
+
+    func rejectUnknown(allowed: [String]) throws(FieldError) {
+        guard members.count > allowed.count || members.keys.contains(where: { !allowed.contains($0) }) else { return }
+        for key in members.keys.sorted() where !allowed.contains(key) {
+            throw error(key, "unknown field (allowed: \(allowed.joined(separator: ", ")))")
+        }
+    }
+
+    /// The value of `key`, `nil` when absent or `null`.
+    func optionalValue(_ key: String) -> JSONValue? {
+        switch members[key] {
+        case nil, .null?: nil
+        case let value?: value
+        }
+    }
+
+    func value(_ key: String) throws(FieldError) -> JSONValue {
+        guard let value = optionalValue(key) else { throw error(key, "missing") }
+        return value
+    }
+
+    func string(_ key: String, maxLength: Int? = nil) throws(FieldError) -> String {
+        let value = try value(key)
+        guard case .string(let string) = value else { throw error(key, "expected a string, got \(value.kindName)") }
+        guard !string.isEmpty else { throw error(key, "must not be empty") }
+        if let maxLength, string.unicodeScalars.count > maxLength {
+            throw error(key, "longer than \(maxLength) characters")
+        }
+        return string
+    }
+
+    func optionalString(_ key: String, maxLength: Int? = nil) throws(FieldError) -> String? {
+        guard optionalValue(key) != nil else { return nil }
+        return try string(key, maxLength: maxLength)
+    }
+
+    /// A string that may be empty (message text).
+    func optionalText(_ key: String) throws(FieldError) -> String? {
+        guard let value = optionalValue(key) else { return nil }
+        guard case .string(let string) = value else { throw error(key, "expected a string, got \(value.kindName)") }
+        return string
+    }
+
+    func constant(_ key: String, _ expected: String) throws(FieldError) {
+        let found = try string(key)
+        guard found == expected else { throw error(key, "expected \"\(expected)\", got \"\(found)\"") }
+    }
+
+    func choice<Choice: RawRepresentable & CaseIterable>(_ key: String, _: Choice.Type = Choice.self) throws(FieldError) -> Choice
+    where Choice.RawValue == String {
+        let raw = try string(key)
+        guard let choice = Choice(rawValue: raw) else {
+            let allowed = Choice.allCases.map { "\"\($0.rawValue)\"" }.joined(separator: ", ")
+            throw error(key, "\"\(raw)\" is not one of \(allowed)")
+        }
+        return choice
+    }
+
+    func optionalChoice<Choice: RawRepresentable & CaseIterable>(_ key: String, _: Choice.Type = Choice.self) throws(FieldError) -> Choice?
+    where Choice.RawValue == String {
+        guard optionalValue(key) != nil else { return nil }
+        return try choice(key)
+    }
+
+    func time(_ key: String) throws(FieldError) -> EventTime {
+        let text = try string(key)
+        guard let time = EventTime(rfc3339: text) else {
+            throw error(key, "\"\(text)\" is not an RFC 3339 date-time such as 2026-11-22T03:00:00Z")
+        }
+        return time
+    }
+
+    func integer(_ key: String, minimum: Int64) throws(FieldError) -> Int64 {
+        let value = try value(key)
+        guard case .int(let number) = value else { throw error(key, "expected an integer, got \(value.kindName)") }
+        guard number >= minimum else { throw error(key, "must be at least \(minimum), got \(number)") }
+        return number
+    }
+
+    func optionalInteger(_ key: String, minimum: Int64) throws(FieldError) -> Int64? {
+        guard optionalValue(key) != nil else { return nil }
+        return try integer(key, minimum: minimum)
+    }
+
+    func url(_ key: String) throws(FieldError) -> String {
+        let text = try string(key, maxLength: 2048)
+        guard text.hasPrefix("https://") || text.hasPrefix("http://"), text.utf8.count > 8,
+              !text.utf8.contains(where: { $0 <= 0x20 }) else {
+            throw error(key, "\"\(text)\" is not an http(s) URL")
+        }
+        return text
+    }
+
+    func optionalURL(_ key: String) throws(FieldError) -> String? {
+        guard optionalValue(key) != nil else { return nil }
+        return try url(key)
+    }
+
+    func object(_ key: String) throws(FieldError) -> FieldReader {
+        try FieldReader(value(key), path: fieldPath(key))
+    }
+
+    func optionalObject(_ key: String) throws(FieldError) -> FieldReader? {
+        guard let value = optionalValue(key) else { return nil }
+        return try FieldReader(value, path: fieldPath(key))
+    }
+
+    /// The elements of an array, each with its own path (`devices[2]`).
+    func array(_ key: String) throws(FieldError) -> [(path: String, value: JSONValue)] {
+        let value = try value(key)
+        guard case .array(let elements) = value else { throw error(key, "expected an array, got \(value.kindName)") }
+        return elements.enumerated().map { (fieldPath(key) + "[\($0.offset)]", $0.element) }
+    }
+
+    /// An array of distinct non-empty strings (user ids).
+    func stringSet(_ key: String, minimumCount: Int) throws(FieldError) -> [String] {
+        let elements = try array(key)
+        guard elements.count >= minimumCount else { throw error(key, "needs at least \(minimumCount) element(s)") }
+        var seen = Set<String>()
+        var result: [String] = []
+        result.reserveCapacity(elements.count)
+        for element in elements {
+            guard case .string(let string) = element.value, !string.isEmpty else {
+                throw FieldError(field: element.path, problem: "expected a non-empty string, got \(element.value.kindName)")
+            }
+            guard seen.insert(string).inserted else { throw FieldError(field: element.path, problem: "duplicate \"\(string)\"") }
+            result.append(string)
+        }
+        return result
+    }
+
+    func optionalStringSet(_ key: String) throws(FieldError) -> [String]? {
+        guard optionalValue(key) != nil else { return nil }
+        return try stringSet(key, minimumCount: 0)
+    }
+}
+
+extension JSONValue {
+    /// What kind of JSON value this is, for error messages.
+    var kindName: String {
+        switch self {
+        case .null: "null"
+        case .bool: "a boolean"
+        case .int: "an integer"
+        case .double: "a number"
+        case .string(let string): "the string \"\(string.count > 40 ? String(string.prefix(40)) + "…" : string)\""
+        case .array: "an array"
+        case .object: "an object"
+        }
+    }
+}
+
+/// Builds a JSON object, leaving out members whose value is `nil`.
+struct JSONObjectBuilder {
+    var members: [String: JSONValue] = [:]
+
+    init(capacity: Int = 8) {
+        members.reserveCapacity(capacity)
+    }
+
+    subscript(key: String) -> JSONValue? {
+        get { members[key] }
+        set { members[key] = newValue }
+    }
+
+    mutating func set(_ key: String, _ string: String?) {
+        if let string { members[key] = .string(string) }
+    }
+
+    var value: JSONValue { .object(members) }
+}

@@ -1,0 +1,63 @@
+/// The value of a record on `notify.fanout` (key: `recipientId`): one message
+/// for one recipient, with its content built by stage 1.
+public struct FanoutRecord: Sendable, Hashable, Codable, JSONRepresentable {
+    public static let eventType = "notification.fanout"
+    /// Derived from (message id, recipient id).
+    public var id: String
+    /// Event time of the message.
+    public var at: EventTime
+    public var recipientId: String
+    public var conversationId: String
+    public var messageId: String
+    /// The policy to apply (`message`, `mention`): a key of `Schemas/policies.json`.
+    public var notificationType: String
+    public var content: NotificationContent
+
+    public var key: String { recipientId }
+
+    public init(at: EventTime, recipientId: String, conversationId: String, messageId: String,
+                notificationType: String, content: NotificationContent) {
+        self.id = DeterministicID.fanoutId(messageId: messageId, recipientId: recipientId)
+        self.at = at
+        self.recipientId = recipientId
+        self.conversationId = conversationId
+        self.messageId = messageId
+        self.notificationType = notificationType
+        self.content = content
+    }
+
+    public var jsonValue: JSONValue {
+        .object([
+            "type": .string(Self.eventType), "id": .string(id), "at": .string(at.rfc3339),
+            "recipientId": .string(recipientId), "conversationId": .string(conversationId),
+            "messageId": .string(messageId), "notificationType": .string(notificationType),
+            "content": content.jsonValue,
+        ])
+    }
+
+    init(reading fields: FieldReader) throws(FieldError) {
+        try fields.rejectUnknown(allowed: ["type", "id", "at", "recipientId", "conversationId", "messageId",
+                                           "notificationType", "content"])
+        try fields.constant("type", Self.eventType)
+        id = try fields.string("id")
+        at = try fields.time("at")
+        recipientId = try fields.string("recipientId")
+        conversationId = try fields.string("conversationId")
+        messageId = try fields.string("messageId")
+        notificationType = try fields.string("notificationType")
+        content = try NotificationContent(reading: fields.object("content"))
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let json = try JSONValue(from: decoder)
+        do {
+            try self.init(reading: FieldReader(json))
+        } catch {
+            throw DecodingError.dataCorrupted(.init(codingPath: decoder.codingPath, debugDescription: "\(Topic.fanout): field \"\(error.field)\": \(error.problem)"))
+        }
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        try jsonValue.encode(to: encoder)
+    }
+}

@@ -1,0 +1,203 @@
+import Foundation
+
+/// An input of stage 1 ("fanout").
+public enum FanoutInput: Sendable {
+    case message(MessageReceived)
+    case conversation(ConversationUpdated)
+    case identityUpdated(IdentityUpdated)
+    case identityDeleted(IdentityDeleted)
+    /// Time has advanced to this instant (wall-clock bound, or the end of a
+    /// scenario): releases identity waits that are over.
+    case clock(EventTime)
+    /// No more input: release everything held.
+    case endOfInput
+}
+
+/// What stage 1 made of one input.
+public struct FanoutOutput: Sendable {
+    /// One record per recipient for `notify.fanout` (key `recipientId`), in order.
+    public var records: [FanoutRecord] = []
+    /// Deliveries not made (own message).
+    public var decisions: [Decision] = []
+    /// Why the input was refused (the shell sends it to the DLQ with this reason).
+    public var rejection: String?
+    /// Conversation ids whose ``FanoutState/entries`` changed, for the changelog.
+    public var touchedKeys: Set<String> = []
+
+    public init() {}
+}
+
+/// The per-conversation state of stage 1, written to `notify.fanout-changelog`
+/// (key: conversation id).
+public struct ConversationEntry: Sendable, Hashable, Codable {
+    /// The latest `conversation.updated`.
+    public var conversation: ConversationUpdated?
+    /// Messages held in order: the first waits for its sender's identity,
+    /// the others wait behind it (rule 1).
+    public var held: [MessageReceived]
+
+    public init(conversation: ConversationUpdated? = nil, held: [MessageReceived] = []) {
+        self.conversation = conversation
+        self.held = held
+    }
+}
+
+/// The state of one stage-1 task: the conversations of its partition and the
+/// identity directory (a table every task reads in full; not in the changelog).
+public struct FanoutState: Sendable {
+    /// What a user id is known as.
+    enum DirectoryEntry: Sendable {
+        case known(IdentityUpdated)
+        case deleted
+    }
+
+    /// Per-conversation state, the part that goes to the changelog.
+    public private(set) var entries: [String: ConversationEntry] = [:]
+    var directory: [String: DirectoryEntry] = [:]
+    /// Conversations with held messages.
+    private(set) var waiting: Set<String> = []
+    /// The latest event time seen.
+    public private(set) var now: EventTime?
+
+    public init() {}
+
+    /// The number of identities in the directory.
+    public var identityCount: Int { directory.count }
+
+    /// The changelog value of `key`: `nil` when the entry is gone (a tombstone).
+    public func snapshot(_ key: String) -> [UInt8]? {
+        guard let entry = entries[key] else { return nil }
+        return CoreJSON.encode(entry.jsonValue)
+    }
+
+    /// Restores an entry from its changelog value (`nil`: a tombstone).
+    public mutating func restore(_ key: String, _ value: [UInt8]?) throws {
+        guard let value else {
+            entries[key] = nil
+            waiting.remove(key)
+            return
+        }
+        let entry = try JSONDecoder().decode(ConversationEntry.self, from: Data(value))
+        setEntry(key, entry)
+    }
+
+    mutating func setEntry(_ key: String, _ entry: ConversationEntry) {
+        entries[key] = entry
+        if entry.held.isEmpty { waiting.remove(key) } else { waiting.insert(key) }
+    }
+
+    mutating func advance(to time: EventTime) {
+        if now.map({ time > $0 }) ?? true { now = time }
+    }
+}
+
+extension ConversationEntry: JSONRepresentable {
+    public var jsonValue: JSONValue {
+        var object = JSONObjectBuilder(capacity: 2)
+        object["conversation"] = conversation?.jsonValue
+        object["held"] = .array(held.map(\.jsonValue))
+        return object.value
+    }
+}
+
+/// Stage 1: decides who hears about each message (rules 1, 2, 9) and builds
+/// the content once per message; everything per device is stage 2's.
+public struct FanoutStage: Sendable {
+    public let configuration: CoreConfiguration
+    private let builder: ContentBuilder
+
+    public init(configuration: CoreConfiguration) {
+        self.configuration = configuration
+        self.builder = ContentBuilder(texts: configuration.texts)
+    }
+
+    /// Folds one input into the state.
+    public func fold(_ state: inout FanoutState, _ input: FanoutInput) -> FanoutOutput {
+        var output = FanoutOutput()
+        var endOfInput = false
+        switch input {
+        case .message(let message):
+            state.advance(to: message.at)
+            receive(message, &state, &output)
+        case .conversation(let update):
+            state.advance(to: update.at)
+            var entry = state.entries[update.conversationId] ?? ConversationEntry()
+            entry.conversation = update
+            state.setEntry(update.conversationId, entry)
+            output.touchedKeys.insert(update.conversationId)
+        case .identityUpdated(let identity):
+            state.advance(to: identity.at)
+            state.directory[identity.userId] = .known(identity)
+        case .identityDeleted(let deletion):
+            state.advance(to: deletion.at)
+            state.directory[deletion.userId] = .deleted
+        case .clock(let time):
+            state.advance(to: time)
+        case .endOfInput:
+            endOfInput = true
+        }
+        for conversationId in state.waiting.sorted() {
+            release(conversationId, endOfInput: endOfInput, &state, &output)
+        }
+        return output
+    }
+
+    private func receive(_ message: MessageReceived, _ state: inout FanoutState, _ output: inout FanoutOutput) {
+        guard var entry = state.entries[message.conversationId], let conversation = entry.conversation else {
+            output.rejection = "message \(message.messageId): unknown conversation \(message.conversationId) (no conversation.updated seen)"
+            return
+        }
+        if entry.held.isEmpty, let sender = identity(message.senderId, in: state) {
+            emit(message, conversation, sender: sender, &output)
+            return
+        }
+        entry.held.append(message)
+        state.setEntry(message.conversationId, entry)
+        output.touchedKeys.insert(message.conversationId)
+    }
+
+    /// `.some(identity)` when the sender's identity is settled (known, or
+    /// deleted: `.some(nil)`), `nil` while it may still arrive.
+    private func identity(_ userId: String, in state: FanoutState) -> IdentityUpdated?? {
+        switch state.directory[userId] {
+        case .known(let identity)?: .some(identity)
+        case .deleted?: .some(nil)
+        case nil: nil
+        }
+    }
+
+    /// Emits the held messages of a conversation from the front while their
+    /// sender is settled or their wait (event time) is over.
+    private func release(_ conversationId: String, endOfInput: Bool, _ state: inout FanoutState, _ output: inout FanoutOutput) {
+        guard var entry = state.entries[conversationId], let conversation = entry.conversation else { return }
+        let before = entry.held.count
+        while let head = entry.held.first {
+            if let sender = identity(head.senderId, in: state) {
+                emit(head, conversation, sender: sender, &output)
+            } else if endOfInput || (state.now.map { $0 >= head.at.adding(milliseconds: configuration.identityWaitMilliseconds) } ?? false) {
+                emit(head, conversation, sender: nil, &output)
+            } else {
+                break
+            }
+            entry.held.removeFirst()
+        }
+        if entry.held.count != before {
+            state.setEntry(conversationId, entry)
+            output.touchedKeys.insert(conversationId)
+        }
+    }
+
+    private func emit(_ message: MessageReceived, _ conversation: ConversationUpdated, sender: IdentityUpdated?, _ output: inout FanoutOutput) {
+        let content = builder.content(of: message, in: conversation, sender: sender)
+        for member in conversation.members {
+            if member == message.senderId {
+                output.decisions.append(Decision(at: message.at, eventId: message.id, reason: .ownMessage, userId: member,
+                                                 conversationId: message.conversationId, messageId: message.messageId))
+                continue
+            }
+            output.records.append(FanoutRecord(
+                at: message.at, recipientId: member, conversationId: message.conversationId, messageId: message.messageId,
+                notificationType: message.mentions.contains(member) ? "mention" : "message", content: content))
+        }
+    }
+}

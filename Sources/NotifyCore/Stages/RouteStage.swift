@@ -1,0 +1,312 @@
+import Foundation
+
+/// An input of stage 2 ("route"); all are keyed by user id.
+public enum RouteInput: Sendable {
+    case fanout(FanoutRecord)
+    case devices(DevicesUpdated)
+    case preferences(PreferencesUpdated)
+    case clientState(ClientStateChanged)
+    case read(ConversationRead)
+    case outcome(NotificationOutcome)
+    /// Time has advanced to this instant: sends coalesced badge pushes that are due.
+    case clock(EventTime)
+    /// No more input: send every coalesced badge push now.
+    case endOfInput
+}
+
+/// What stage 2 made of one input.
+public struct RouteOutput: Sendable {
+    /// One command per device that should hear about it, in order.
+    public var commands: [NotificationCommand] = []
+    /// One per delivery not made: who, which device, why.
+    public var decisions: [Decision] = []
+    /// User ids whose ``RouteState/entries`` changed, for the changelog.
+    public var touchedKeys: Set<String> = []
+
+    public init() {}
+}
+
+/// The per-user state of stage 2, written to `notify.route-changelog` (key: user id).
+public struct UserEntry: Sendable, Hashable, Codable {
+    /// A background push to one device that waits for the rate limit (rule 12).
+    public struct PendingBadge: Sendable, Hashable, Codable {
+        /// The latest event that asked for it: its id makes the command id.
+        public var eventId: String
+        public var at: EventTime
+        /// Threads to clear, sorted.
+        public var clearThreadIds: [String]
+    }
+
+    /// A local delivery that may come back as `undeliverable-local`.
+    public struct RecentLocal: Sendable, Hashable, Codable {
+        public var commandId: String
+        public var record: FanoutRecord
+    }
+
+    public var devices: [Device] = []
+    public var preferences: PreferencesUpdated?
+    /// The latest client state of each device, by device id.
+    public var clientStates: [String: ClientStateChanged] = [:]
+    /// Unread messages per conversation; the badge is their sum.
+    public var unread: [String: Int] = [:]
+    /// Tokens reported invalid since the device list last changed (rule 16).
+    public var invalidTokens: Set<String> = []
+    /// When the last background push went to each device.
+    public var lastBackgroundPush: [String: EventTime] = [:]
+    /// Coalesced background pushes by device id.
+    public var pendingBadges: [String: PendingBadge] = [:]
+    /// The latest local deliveries, oldest first.
+    public var recentLocal: [RecentLocal] = []
+
+    public init() {}
+
+    /// The unread total.
+    public var badge: Int { unread.values.reduce(0, +) }
+}
+
+/// The state of one stage-2 task: the users of its partition.
+public struct RouteState: Sendable {
+    public private(set) var entries: [String: UserEntry] = [:]
+    /// Users with coalesced badge pushes.
+    private(set) var pending: Set<String> = []
+    /// The latest event time seen.
+    public private(set) var now: EventTime?
+
+    public init() {}
+
+    /// The changelog value of `key` (`nil`: no entry, a tombstone).
+    public func snapshot(_ key: String) -> [UInt8]? {
+        guard let entry = entries[key] else { return nil }
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        return (try? encoder.encode(entry)).map { [UInt8]($0) }
+    }
+
+    /// Restores an entry from its changelog value (`nil`: a tombstone).
+    public mutating func restore(_ key: String, _ value: [UInt8]?) throws {
+        guard let value else {
+            entries[key] = nil
+            pending.remove(key)
+            return
+        }
+        setEntry(key, try JSONDecoder().decode(UserEntry.self, from: Data(value)))
+    }
+
+    mutating func setEntry(_ key: String, _ entry: UserEntry) {
+        entries[key] = entry
+        if entry.pendingBadges.isEmpty { pending.remove(key) } else { pending.insert(key) }
+    }
+
+    mutating func advance(to time: EventTime) {
+        if now.map({ time > $0 }) ?? true { now = time }
+    }
+}
+
+/// Stage 2: decides, per device, whether and how a recipient hears about a
+/// message (rules 3–8, 12, 16) and builds the commands.
+public struct RouteStage: Sendable {
+    public let configuration: CoreConfiguration
+    private let builder: CommandBuilder
+
+    public init(configuration: CoreConfiguration) {
+        self.configuration = configuration
+        self.builder = CommandBuilder(configuration: configuration)
+    }
+
+    /// Folds one input into the state.
+    public func fold(_ state: inout RouteState, _ input: RouteInput) -> RouteOutput {
+        var output = RouteOutput()
+        var endOfInput = false
+        var userId: String?
+        switch input {
+        case .fanout(let record): userId = record.recipientId
+        case .devices(let event): userId = event.userId
+        case .preferences(let event): userId = event.userId
+        case .clientState(let event): userId = event.userId
+        case .read(let event): userId = event.userId
+        case .outcome(let outcome): userId = outcome.recipient.userId
+        case .clock(let time): state.advance(to: time)
+        case .endOfInput: endOfInput = true
+        }
+        if let userId {
+            var entry = state.entries[userId] ?? UserEntry()
+            apply(input, &entry, &state, &output)
+            state.setEntry(userId, entry)
+            output.touchedKeys.insert(userId)
+        }
+        for userId in state.pending.sorted() {
+            guard var entry = state.entries[userId] else { continue }
+            releaseBadges(userId, &entry, now: state.now, endOfInput: endOfInput, &output)
+            state.setEntry(userId, entry)
+            output.touchedKeys.insert(userId)
+        }
+        return output
+    }
+
+    private func apply(_ input: RouteInput, _ entry: inout UserEntry, _ state: inout RouteState, _ output: inout RouteOutput) {
+        switch input {
+        case .fanout(let record):
+            state.advance(to: record.at)
+            route(record, &entry, &output)
+        case .devices(let event):
+            state.advance(to: event.at)
+            entry.devices = event.devices
+            entry.invalidTokens = []
+            let deviceIds = Set(event.devices.map(\.deviceId))
+            entry.clientStates = entry.clientStates.filter { deviceIds.contains($0.key) }
+            entry.pendingBadges = entry.pendingBadges.filter { deviceIds.contains($0.key) }
+            entry.lastBackgroundPush = entry.lastBackgroundPush.filter { deviceIds.contains($0.key) }
+        case .preferences(let event):
+            state.advance(to: event.at)
+            entry.preferences = event
+        case .clientState(let event):
+            state.advance(to: event.at)
+            entry.clientStates[event.deviceId] = event
+        case .read(let event):
+            state.advance(to: event.at)
+            read(event, &entry, &output)
+        case .outcome(let outcome):
+            if let at = EventTime(rfc3339: outcome.at) { state.advance(to: at) }
+            receive(outcome, &entry, &output)
+        case .clock, .endOfInput:
+            break
+        }
+    }
+
+    // MARK: messages
+
+    private func route(_ record: FanoutRecord, _ entry: inout UserEntry, _ output: inout RouteOutput) {
+        entry.unread[record.conversationId, default: 0] += 1
+        let userId = record.recipientId
+        func suppress(_ reason: SuppressionReason, _ deviceId: String?) {
+            output.decisions.append(Decision(at: record.at, eventId: record.id, reason: reason, userId: userId, deviceId: deviceId,
+                                             conversationId: record.conversationId, messageId: record.messageId))
+        }
+        guard !entry.devices.isEmpty else { return suppress(.noDevices, nil) }
+        if entry.preferences?.isMuted(record.conversationId, at: record.at) ?? false {
+            for device in entry.devices { suppress(.muted, device.deviceId) }
+            return
+        }
+        var content = record.content
+        content.badge = entry.badge
+        if entry.preferences?.previews == .never {
+            content.body = configuration.texts.hiddenPreviewBody
+            content.attachment = nil
+        }
+        for device in entry.devices {
+            if entry.invalidTokens.contains(device.token) {
+                suppress(.tokenInvalid, device.deviceId)
+                continue
+            }
+            switch path(for: device, conversationId: record.conversationId, at: record.at, entry) {
+            case .suppressed(let reason):
+                suppress(reason, device.deviceId)
+            case .deliver(let path):
+                let command = builder.messageCommand(record, content: content, device: device, path: path)
+                if path == .local { remember(command.id, record, &entry) }
+                output.commands.append(command)
+            }
+        }
+    }
+
+    private enum Routing {
+        case deliver(DeliveryPath)
+        case suppressed(SuppressionReason)
+    }
+
+    /// Rules 4–7.
+    private func path(for device: Device, conversationId: String, at time: EventTime, _ entry: UserEntry) -> Routing {
+        guard let client = entry.clientStates[device.deviceId], client.state == .foreground,
+              time.milliseconds - client.at.milliseconds <= configuration.clientStateMaxAgeMilliseconds else {
+            return .deliver(.push)
+        }
+        switch client.screen?.kind {
+        case .talkroom? where client.screen?.conversationId == conversationId: return .suppressed(.foregroundInConversation)
+        case .tabbar?: return .suppressed(.foregroundTabBar)
+        default: return .deliver(.local)
+        }
+    }
+
+    private func remember(_ commandId: String, _ record: FanoutRecord, _ entry: inout UserEntry) {
+        entry.recentLocal.append(UserEntry.RecentLocal(commandId: commandId, record: record))
+        if entry.recentLocal.count > configuration.recentLocalLimit {
+            entry.recentLocal.removeFirst(entry.recentLocal.count - configuration.recentLocalLimit)
+        }
+    }
+
+    // MARK: outcomes
+
+    /// Rule 16: an invalid token is blocked until the device list changes; a
+    /// local delivery the app could not show goes out again on the push path.
+    private func receive(_ outcome: NotificationOutcome, _ entry: inout UserEntry, _ output: inout RouteOutput) {
+        switch outcome.outcome {
+        case .tokenInvalid:
+            if let token = outcome.token ?? entry.devices.first(where: { $0.deviceId == outcome.recipient.deviceId })?.token {
+                entry.invalidTokens.insert(token)
+            }
+        case .undeliverableLocal:
+            guard let index = entry.recentLocal.firstIndex(where: { $0.commandId == outcome.commandId }),
+                  let device = entry.devices.first(where: { $0.deviceId == outcome.recipient.deviceId }),
+                  !entry.invalidTokens.contains(device.token) else { return }
+            let record = entry.recentLocal.remove(at: index).record
+            var content = record.content
+            content.badge = entry.badge
+            if entry.preferences?.previews == .never {
+                content.body = configuration.texts.hiddenPreviewBody
+                content.attachment = nil
+            }
+            output.commands.append(builder.messageCommand(record, content: content, device: device, path: .push))
+        case .delivered:
+            entry.recentLocal.removeAll { $0.commandId == outcome.commandId }
+        case .expired, .failed:
+            break
+        }
+    }
+
+    // MARK: badges
+
+    /// Rule 12: a read lowers the badge and sends a background push to every
+    /// device, at most one per device per interval; the rest are coalesced.
+    private func read(_ event: ConversationRead, _ entry: inout UserEntry, _ output: inout RouteOutput) {
+        entry.unread[event.conversationId] = nil
+        for device in entry.devices where !entry.invalidTokens.contains(device.token) {
+            var pending = entry.pendingBadges[device.deviceId]
+                ?? UserEntry.PendingBadge(eventId: event.id, at: event.at, clearThreadIds: [])
+            pending.eventId = event.id
+            pending.at = event.at
+            if !pending.clearThreadIds.contains(event.conversationId) {
+                pending.clearThreadIds = (pending.clearThreadIds + [event.conversationId]).sorted()
+            }
+            if let last = entry.lastBackgroundPush[device.deviceId],
+               event.at.milliseconds - last.milliseconds < configuration.backgroundPushIntervalMilliseconds {
+                entry.pendingBadges[device.deviceId] = pending
+                output.decisions.append(Decision(at: event.at, eventId: event.id, reason: .backgroundPushCoalesced,
+                                                 userId: event.userId, deviceId: device.deviceId, conversationId: event.conversationId))
+            } else {
+                entry.pendingBadges[device.deviceId] = nil
+                sendBadge(pending, at: event.at, userId: event.userId, device: device, &entry, &output)
+            }
+        }
+    }
+
+    private func releaseBadges(_ userId: String, _ entry: inout UserEntry, now: EventTime?, endOfInput: Bool, _ output: inout RouteOutput) {
+        for deviceId in entry.pendingBadges.keys.sorted() {
+            guard let pending = entry.pendingBadges[deviceId],
+                  let device = entry.devices.first(where: { $0.deviceId == deviceId }) else {
+                entry.pendingBadges[deviceId] = nil
+                continue
+            }
+            let due = (entry.lastBackgroundPush[deviceId] ?? pending.at).adding(milliseconds: configuration.backgroundPushIntervalMilliseconds)
+            guard endOfInput || (now.map { $0 >= due } ?? false) else { continue }
+            entry.pendingBadges[deviceId] = nil
+            sendBadge(pending, at: max(due, pending.at), userId: userId, device: device, &entry, &output)
+        }
+    }
+
+    private func sendBadge(_ pending: UserEntry.PendingBadge, at time: EventTime, userId: String, device: Device,
+                           _ entry: inout UserEntry, _ output: inout RouteOutput) {
+        entry.lastBackgroundPush[device.deviceId] = time
+        let update = BadgeUpdate(badge: entry.badge, clearThreadIds: pending.clearThreadIds)
+        output.commands.append(builder.badgeCommand(source: pending.eventId, at: time, userId: userId, update: update, device: device))
+    }
+}

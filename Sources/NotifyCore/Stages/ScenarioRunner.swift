@@ -1,0 +1,111 @@
+/// The whole core in one process, for `notify render` and the tests: feeds
+/// each event to its stage, routes stage 1's records into stage 2 in order,
+/// and ends with `.endOfInput`, with the very folds the pipeline runs.
+/// Time is event time only: every event advances both stages' clocks.
+public struct ScenarioRunner: Sendable {
+    /// One event of a scenario, in arrival order.
+    public struct Event: Sendable {
+        public var topic: String
+        public var value: JSONValue
+
+        public init(topic: String, value: JSONValue) {
+            self.topic = topic
+            self.value = value
+        }
+    }
+
+    /// An event the core refused: its index in the scenario and why.
+    public struct Rejection: Sendable, Hashable, CustomStringConvertible {
+        public var index: Int
+        public var topic: String
+        public var reason: String
+
+        public var description: String { "events[\(index)] (\(topic)): \(reason)" }
+    }
+
+    /// What a scenario produced.
+    public struct Result: Sendable {
+        public var commands: [NotificationCommand] = []
+        public var decisions: [Decision] = []
+        public var rejections: [Rejection] = []
+    }
+
+    public let fanout: FanoutStage
+    public let route: RouteStage
+
+    public init(configuration: CoreConfiguration) {
+        fanout = FanoutStage(configuration: configuration)
+        route = RouteStage(configuration: configuration)
+    }
+
+    /// Runs a scenario `{"events": [{"topic": ..., "value": {...}}, ...]}`.
+    /// Throws ``EventDecodingError`` only when the scenario itself is malformed;
+    /// bad events are reported as rejections and the rest still runs.
+    public func run(scenario bytes: some Collection<UInt8>) throws(EventDecodingError) -> Result {
+        run(events: try Self.events(of: bytes))
+    }
+
+    /// The events of a scenario file.
+    public static func events(of bytes: some Collection<UInt8>) throws(EventDecodingError) -> [Event] {
+        do throws(FieldError) {
+            let json: JSONValue
+            do {
+                json = try CoreJSON.parse(bytes)
+            } catch {
+                throw FieldError(field: "(file)", problem: error.description)
+            }
+            let fields = try FieldReader(json)
+            try fields.rejectUnknown(allowed: ["$schema", "description", "events"])
+            return try fields.array("events").map { (element) throws(FieldError) in
+                let event = try FieldReader(element.value, path: element.path)
+                try event.rejectUnknown(allowed: ["topic", "value"])
+                return Event(topic: try event.string("topic"), value: try event.value("value"))
+            }
+        } catch {
+            throw EventDecodingError(topic: "scenario", field: error.field, problem: error.problem)
+        }
+    }
+
+    /// Runs decoded-later events through both stages.
+    public func run(events: [Event]) -> Result {
+        var result = Result()
+        var fanoutState = FanoutState()
+        var routeState = RouteState()
+
+        func routeAll(_ inputs: [RouteInput]) {
+            for input in inputs {
+                let output = route.fold(&routeState, input)
+                result.commands += output.commands
+                result.decisions += output.decisions
+            }
+        }
+        func fanoutAll(_ input: FanoutInput, index: Int?, topic: String) {
+            let output = fanout.fold(&fanoutState, input)
+            result.decisions += output.decisions
+            if let rejection = output.rejection, let index {
+                result.rejections.append(Rejection(index: index, topic: topic, reason: rejection))
+            }
+            routeAll(output.records.map(RouteInput.fanout))
+        }
+
+        for (index, event) in events.enumerated() {
+            let input: InputEvent
+            do {
+                input = try InputEvent.decode(topic: event.topic, json: event.value)
+            } catch {
+                result.rejections.append(Rejection(index: index, topic: event.topic, reason: error.description))
+                continue
+            }
+            if let fanoutInput = input.fanoutInput {
+                fanoutAll(fanoutInput, index: index, topic: event.topic)
+                routeAll([.clock(input.at)])
+            } else if let routeInput = input.routeInput {
+                fanoutAll(.clock(input.at), index: nil, topic: event.topic)
+                routeAll([routeInput])
+            }
+        }
+        fanoutAll(.endOfInput, index: nil, topic: "")
+        routeAll([.endOfInput])
+        return result
+    }
+}

@@ -1,0 +1,196 @@
+import Kafka
+import NotifyCore
+
+/// What a batch of input made, ready for Kafka: outputs (with dead letters)
+/// first, then the changelog once they are acknowledged, then the offsets.
+struct TaskOutput: Sendable {
+    var records: [OutgoingRecord] = []
+    var changelog: [OutgoingRecord] = []
+    var offsets: [TopicPartition: Int64] = [:]
+    var commands: [NotificationCommand] = []
+    var decisions: [Decision] = []
+    var deadLetters: [DeadLetter] = []
+
+    var isEmpty: Bool { records.isEmpty && changelog.isEmpty && offsets.isEmpty }
+
+    mutating func append(_ other: TaskOutput) {
+        records += other.records
+        changelog += other.changelog
+        offsets.merge(other.offsets) { max($0, $1) }
+        commands += other.commands
+        decisions += other.decisions
+        deadLetters += other.deadLetters
+    }
+}
+
+/// One partition's worth of a stage: its state, and where its inputs stand.
+///
+/// Records are folded one at a time in the order ``mergedByTime(_:topicOrder:)``
+/// gives; nothing here does I/O.
+struct PartitionTask<Logic: StageLogic>: Sendable {
+    /// Where a waiting record sits in the input.
+    struct Position: Sendable, Hashable {
+        var key: String
+        var topic: String
+        var offset: Int64
+    }
+
+    let partition: Int32
+    var state: Logic.State
+    /// key → input topic → offset of the last record applied (restored from the changelog).
+    var applied: [String: [String: Int64]] = [:]
+    /// Input topic → the next offset to read.
+    var processed: [String: Int64] = [:]
+    /// Records whose work is not finished (held messages) → where they are.
+    var waiting: [String: Position] = [:]
+    /// The event time the state had when the wall clock last read `wall`.
+    var anchor: (eventTime: EventTime, wall: ContinuousClock.Instant)?
+    /// Side-input records waiting for the driving topic to reach their time (see ``StageAlignment``), in time order.
+    var aligning: [(record: KafkaRecord, arrived: ContinuousClock.Instant)] = []
+
+    init(partition: Int32, state: Logic.State) {
+        self.partition = partition
+        self.state = state
+    }
+
+    /// Folds the records of this partition, in order, and says what to send.
+    mutating func process(_ records: [KafkaRecord], logic: Logic, limits: RecordLimits) -> TaskOutput {
+        var output = TaskOutput()
+        var touched: Set<String> = []
+        let now = ContinuousClock.now
+        for record in records {
+            processed[record.topic] = record.offset + 1
+            guard let alignment = logic.alignment else {
+                fold(record, logic: logic, limits: limits, touched: &touched, into: &output)
+                continue
+            }
+            if record.topic == alignment.drivingTopic {
+                release(upTo: record.timestampMilliseconds ?? .max, logic: logic, limits: limits, touched: &touched, into: &output)
+                fold(record, logic: logic, limits: limits, touched: &touched, into: &output)
+            } else {
+                let index = aligning.firstIndex { ($0.record.timestampMilliseconds ?? 0) > (record.timestampMilliseconds ?? 0) }
+                aligning.insert((record, now), at: index ?? aligning.endIndex)
+            }
+        }
+        if let eventTime = logic.now(state) { anchor = (eventTime, now) }
+        finish(touched: touched, logic: logic, into: &output)
+        return output
+    }
+
+    /// Folds the side-input records at or before `time` (all of them for `.max`).
+    private mutating func release(
+        upTo time: Int64, logic: Logic, limits: RecordLimits, touched: inout Set<String>, into output: inout TaskOutput
+    ) {
+        while let first = aligning.first, (first.record.timestampMilliseconds ?? 0) <= time {
+            aligning.removeFirst()
+            fold(first.record, logic: logic, limits: limits, touched: &touched, into: &output)
+        }
+    }
+
+    /// Advances event time by the wall-clock time since the last record, so
+    /// waits end even while the input is quiet.
+    /// Side-input records that waited out the alignment are folded first.
+    mutating func advanceClock(logic: Logic, limits: RecordLimits, now wall: ContinuousClock.Instant) -> TaskOutput {
+        var output = TaskOutput()
+        var touched: Set<String> = []
+        if let alignment = logic.alignment,
+           let lastDue = aligning.lastIndex(where: { wall - $0.arrived >= alignment.maximumWait }) {
+            release(upTo: aligning[lastDue].record.timestampMilliseconds ?? 0, logic: logic, limits: limits, touched: &touched, into: &output)
+            if let eventTime = logic.now(state) { anchor = (eventTime, wall) }
+        }
+        guard let anchor, (wall - anchor.wall).milliseconds > 0 else {
+            finish(touched: touched, logic: logic, into: &output)
+            return output
+        }
+        let milliseconds = (wall - anchor.wall).milliseconds
+        apply(logic.fold(&state, logic.clock(anchor.eventTime.adding(milliseconds: milliseconds))), touched: &touched, into: &output)
+        finish(touched: touched, logic: logic, into: &output)
+        return output
+    }
+
+    /// Applies an input that is not a record of this partition (an identity every task hears).
+    mutating func apply(_ input: Logic.Input, logic: Logic) -> TaskOutput {
+        var output = TaskOutput()
+        var touched: Set<String> = []
+        apply(logic.fold(&state, input), touched: &touched, into: &output)
+        finish(touched: touched, logic: logic, into: &output)
+        return output
+    }
+
+    /// Puts back a changelog record.
+    mutating func restore(key: String, value: ChangelogValue, logic: Logic) throws {
+        try logic.restore(&state, key: key, value: value.entry)
+        applied[key] = value.applied
+    }
+
+    private mutating func fold(
+        _ record: KafkaRecord, logic: Logic, limits: RecordLimits, touched: inout Set<String>, into output: inout TaskOutput
+    ) {
+        if let key = record.key.map({ String(decoding: $0, as: UTF8.self) }),
+           let last = applied[key]?[record.topic], record.offset <= last {
+            return  // Its effects are in the restored state already.
+        }
+        guard record.value.count <= limits.maxRecordBytes else {
+            output.deadLetters.append(DeadLetter(record, reason: "record of \(record.value.count) bytes is over the limit of \(limits.maxRecordBytes) bytes"))
+            return
+        }
+        let event: InputEvent
+        do {
+            event = try InputEvent.decode(topic: record.topic, value: record.value)
+        } catch {
+            output.deadLetters.append(DeadLetter(record, reason: error.description))
+            return
+        }
+        guard let input = logic.input(from: event) else {
+            output.deadLetters.append(DeadLetter(record, reason: "\(record.topic): not an input of the \(logic.name.rawValue) stage"))
+            return
+        }
+        let step = logic.fold(&state, input)
+        if let rejection = step.rejection {
+            output.deadLetters.append(DeadLetter(record, reason: rejection))
+        }
+        applied[event.key, default: [:]][record.topic] = record.offset
+        touched.insert(event.key)
+        if let id = logic.waitingId(of: event) {
+            waiting[id] = Position(key: event.key, topic: record.topic, offset: record.offset)
+        }
+        apply(step, touched: &touched, into: &output)
+    }
+
+    private func apply(_ step: StageStep, touched: inout Set<String>, into output: inout TaskOutput) {
+        output.records += step.outputs
+        output.commands += step.commands
+        output.decisions += step.decisions
+        touched.formUnion(step.touchedKeys)
+    }
+
+    /// Forgets finished waits, writes the changelog of touched keys, and works
+    /// out the offsets to commit: below the oldest record still waiting.
+    private mutating func finish(touched: Set<String>, logic: Logic, into output: inout TaskOutput) {
+        for key in touched.sorted() {
+            let stillWaiting = Set(logic.waiting(in: state, key: key))
+            waiting = waiting.filter { $0.value.key != key || stillWaiting.contains($0.key) }
+            let value = ChangelogValue(entry: logic.snapshot(state, key: key), applied: applied[key] ?? [:])
+            output.changelog.append(OutgoingRecord(
+                topic: logic.changelogTopic, key: Array(key.utf8), value: value.encoded(), partition: partition))
+        }
+        for (topic, next) in processed {
+            let oldestWaiting = waiting.values.filter { $0.topic == topic }.map(\.offset).min() ?? next
+            let oldestAligning = aligning.lazy.filter { $0.record.topic == topic }.map(\.record.offset).min() ?? next
+            output.offsets[TopicPartition(topic: topic, partition: partition)] = min(next, oldestWaiting, oldestAligning)
+        }
+    }
+}
+
+/// Limits on input records.
+struct RecordLimits: Sendable {
+    /// Larger records go to the dead-letter topic unread.
+    var maxRecordBytes: Int = 1_000_000
+}
+
+extension Duration {
+    /// Whole milliseconds.
+    var milliseconds: Int64 {
+        components.seconds * 1000 + components.attoseconds / 1_000_000_000_000_000
+    }
+}

@@ -1,0 +1,183 @@
+import Kafka
+import Logging
+import NotifyCore
+import Synchronization
+
+/// Settings of a pipeline instance.
+public struct PipelineSettings: Sendable {
+    public var client: KafkaClientConfiguration
+    /// The consumer group; each stage joins `<group>.<stage>`.
+    public var groupId: String
+    public var stages: Set<StageName>
+    public var core: CoreConfiguration
+    /// Input records larger than this go to the dead-letter topic.
+    public var maxRecordBytes: Int
+    /// How often quiet tasks let wall-clock time advance their event time.
+    public var tickInterval: Duration
+
+    public init(
+        client: KafkaClientConfiguration, groupId: String = "notify", stages: Set<StageName> = Set(StageName.allCases),
+        core: CoreConfiguration, maxRecordBytes: Int = 1_000_000, tickInterval: Duration = .milliseconds(250)
+    ) {
+        self.client = client
+        self.groupId = groupId
+        self.stages = stages
+        self.core = core
+        self.maxRecordBytes = maxRecordBytes
+        self.tickInterval = tickInterval
+    }
+}
+
+/// The two stages of the design brief on Kafka, as one consumer-group member.
+///
+/// Stage 1 (`fanout`) reads chat.messages with chat.conversations
+/// (co-partitioned) and the whole of chat.identities; stage 2 (`route`) reads
+/// notify.fanout with the user tables. Each input partition is a task with its
+/// own state, restored from the stage's changelog before it processes a
+/// record. ``run()`` returns when the task running it is cancelled, after
+/// finishing in-flight work, committing and leaving the group.
+public final class NotifyPipeline: Sendable {
+    private let settings: PipelineSettings
+    private let observer: PipelineObserver
+    private let logger: Logger
+    private let readiness = Mutex<Set<String>>([])
+
+    public init(settings: PipelineSettings, observer: PipelineObserver = .init(), logger: Logger) {
+        self.settings = settings
+        self.observer = observer
+        self.logger = logger
+    }
+
+    /// True once the identity table is loaded and every stage has restored its first assignment.
+    public var isReady: Bool {
+        readiness.withLock { $0.isSuperset(of: requiredReadiness) }
+    }
+
+    private var requiredReadiness: Set<String> {
+        Set(settings.stages.map(\.rawValue) + (settings.stages.contains(.fanout) ? ["identities"] : []))
+    }
+
+    /// Runs until cancelled.
+    public func run() async throws {
+        let admin = try KafkaAdmin(configuration: settings.client, logger: logger)
+        try await checkCoPartitioning(admin)
+        let producer = try KafkaProducer(configuration: settings.client, logger: logger)
+        let restorer = ChangelogRestorer(client: settings.client, admin: admin, logger: logger)
+        let limits = RecordLimits(maxRecordBytes: settings.maxRecordBytes)
+        do {
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                if settings.stages.contains(.fanout) {
+                    let stage = FanoutStage(configuration: settings.core)
+                    let identities = IdentityTable(client: settings.client, admin: admin, logger: logger)
+                    let (directory, positions) = try await identities.load(into: stage)
+                    markReady("identities")
+                    let runner = StageRunner(
+                        logic: FanoutStageLogic(stage: stage, identities: directory), producer: producer,
+                        restorer: restorer, observer: observer, limits: limits, logger: logger)
+                    group.addTask { try await self.consume(with: runner) }
+                    group.addTask { try await identities.follow(from: positions) { try await runner.broadcast($0) } }
+                    group.addTask { try await self.tick(runner) }
+                }
+                if settings.stages.contains(.route) {
+                    let runner = StageRunner(
+                        logic: RouteStageLogic(stage: RouteStage(configuration: settings.core)), producer: producer,
+                        restorer: restorer, observer: observer, limits: limits, logger: logger)
+                    group.addTask { try await self.consume(with: runner) }
+                    group.addTask { try await self.tick(runner) }
+                }
+                try await group.waitForAll()
+            }
+        } catch is CancellationError {
+            // Stopped on purpose.
+        } catch {
+            await producer.close()
+            throw error
+        }
+        await producer.close()
+    }
+
+    /// One stage's consumer-group member: joins, processes batches, and on
+    /// cancellation leaves the group after its work is finished and committed.
+    private func consume<Logic: StageLogic>(with runner: StageRunner<Logic>) async throws {
+        let logic = runner.logic
+        let stageName = logic.name.rawValue
+        let consumer = try KafkaConsumer(
+            configuration: .init(
+                client: settings.client, groupId: "\(settings.groupId).\(stageName)", assignmentStrategy: .range),
+            hooks: RebalanceHooks(
+                assigned: { [logger] partitions in
+                    do {
+                        try await runner.assign(Array(Set(partitions.map(\.partition))).sorted())
+                        self.markReady(stageName)
+                    } catch {
+                        logger.critical("Could not restore the \(stageName) state: \(error)")
+                    }
+                },
+                revoked: { partitions in
+                    await runner.revoke(Array(Set(partitions.map(\.partition))).sorted())
+                }
+            ),
+            logger: logger)
+        await runner.attach(consumer)
+        try consumer.subscribe(logic.inputTopics)
+        logger.info("Stage \(stageName) joined group \(settings.groupId).\(stageName)", metadata: ["topics": "\(logic.inputTopics)"])
+        try await withTaskCancellationHandler {
+            do {
+                for try await batch in consumer.batches {
+                    try await runner.process(batch)
+                }
+            } catch {
+                await consumer.close()
+                throw error
+            }
+            await consumer.close()
+        } onCancel: {
+            Task { await consumer.close() }
+        }
+        try Task.checkCancellation()
+    }
+
+    private func tick<Logic: StageLogic>(_ runner: StageRunner<Logic>) async throws {
+        while !Task.isCancelled {
+            try await Task.sleep(for: settings.tickInterval)
+            try await runner.tick()
+        }
+    }
+
+    private func markReady(_ part: String) {
+        readiness.withLock { _ = $0.insert(part) }
+    }
+
+    /// Refuses to run when co-partitioned topics differ in partition count.
+    private func checkCoPartitioning(_ admin: KafkaAdmin) async throws {
+        let groups: [(StageName, [String])] = [
+            (.fanout, FanoutStageLogic.coPartitionedTopics), (.route, RouteStageLogic.coPartitionedTopics),
+        ]
+        for (stage, topics) in groups where settings.stages.contains(stage) {
+            var counts: [(String, Int)] = []
+            for topic in topics {
+                guard let metadata = try await admin.metadata(of: topic) else {
+                    throw PipelineError("the topic \(topic) does not exist: create the topics first (notify topics create)")
+                }
+                counts.append((topic, metadata.partitionCount))
+            }
+            if Set(counts.map(\.1)).count > 1 {
+                throw PipelineError("""
+                    the \(stage.rawValue) stage needs its co-partitioned topics to have the same number of partitions, \
+                    but they have: \(counts.map { "\($0.0) \($0.1)" }.joined(separator: ", ")). \
+                    Recreate them with equal counts (Schemas/topics.json).
+                    """)
+            }
+        }
+    }
+}
+
+extension FanoutStageLogic {
+    static let coPartitionedTopics = [Topic.messages, Topic.conversations, Topic.fanoutChangelog]
+}
+
+extension RouteStageLogic {
+    static let coPartitionedTopics = [
+        Topic.fanout, Topic.devices, Topic.preferences, Topic.clientState, Topic.reads, Topic.outcomes, Topic.routeChangelog,
+    ]
+}

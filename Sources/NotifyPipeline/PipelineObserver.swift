@@ -1,0 +1,36 @@
+import Kafka
+import NotifyCore
+
+/// Hooks for what the pipeline does, for logs, metrics and the live console.
+/// Each is called after the fact and must return quickly.
+public struct PipelineObserver: Sendable {
+    /// Records were read from input topics.
+    public var onConsumed: @Sendable (_ records: [KafkaRecord]) -> Void
+    /// Deliveries were not made, and why.
+    public var onDecisions: @Sendable (_ decisions: [Decision]) -> Void
+    /// Records were acknowledged by the broker: every output record, the
+    /// commands among them, and the dead letters.
+    public var onProduced: @Sendable (_ records: [OutgoingRecord], _ commands: [NotificationCommand], _ deadLetters: [DeadLetter]) -> Void
+
+    public init(
+        onConsumed: @escaping @Sendable ([KafkaRecord]) -> Void = { _ in },
+        onDecisions: @escaping @Sendable ([Decision]) -> Void = { _ in },
+        onProduced: @escaping @Sendable ([OutgoingRecord], [NotificationCommand], [DeadLetter]) -> Void = { _, _, _ in }
+    ) {
+        self.onConsumed = onConsumed
+        self.onDecisions = onDecisions
+        self.onProduced = onProduced
+    }
+
+    func consumed(_ records: [KafkaRecord]) {
+        if !records.isEmpty { onConsumed(records) }
+    }
+
+    func decided(_ decisions: [Decision]) {
+        if !decisions.isEmpty { onDecisions(decisions) }
+    }
+
+    func produced(_ records: [OutgoingRecord], commands: [NotificationCommand], deadLetters: [DeadLetter]) {
+        if !records.isEmpty { onProduced(records, commands, deadLetters) }
+    }
+}

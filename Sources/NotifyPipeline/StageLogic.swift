@@ -1,0 +1,165 @@
+import Kafka
+import NotifyCore
+
+/// One of the two stages as the Kafka shell sees it: the topics that feed it,
+/// how an event becomes an input of its fold, and how its state goes to and
+/// comes back from its changelog. The fold itself is the core's.
+protocol StageLogic: Sendable {
+    associatedtype State: Sendable
+    associatedtype Input: Sendable
+
+    /// `fanout` or `route`.
+    var name: StageName { get }
+    /// The co-partitioned input topics, in the order that breaks timestamp ties (tables first).
+    var inputTopics: [String] { get }
+    /// The compacted topic the state of each key is written to.
+    var changelogTopic: String { get }
+    /// How side inputs wait for the driving input, if they do.
+    var alignment: StageAlignment? { get }
+    /// A task's state before anything is restored into it.
+    func initialState() -> State
+    /// The input of this stage an event is, or nil if the stage does not take it.
+    func input(from event: InputEvent) -> Input?
+    /// The input that advances time to `time`.
+    func clock(_ time: EventTime) -> Input
+    /// Runs the core's fold and turns what it made into records.
+    func fold(_ state: inout State, _ input: Input) -> StageStep
+    /// The latest event time the state has seen.
+    func now(_ state: State) -> EventTime?
+    /// The changelog value of `key` (nil: no entry).
+    func snapshot(_ state: State, key: String) -> [UInt8]?
+    /// Puts a changelog value back.
+    func restore(_ state: inout State, key: String, value: [UInt8]?) throws
+    /// The id under which an event may wait in the state (a held message), if it can.
+    func waitingId(of event: InputEvent) -> String?
+    /// The ids of the events still waiting in `key`'s entry.
+    func waiting(in state: State, key: String) -> [String]
+}
+
+/// The two stages of the pipeline.
+public enum StageName: String, Sendable, CaseIterable {
+    /// Stage 1: messages to one record per recipient.
+    case fanout
+    /// Stage 2: recipients to one command per device.
+    case route
+}
+
+/// Event-time alignment of a stage's side inputs with its driving input.
+///
+/// A side-input record (a read, a client state) is folded only once a
+/// driving record (a fanout record) at or after its time has arrived, or once
+/// it has waited ``maximumWait``. So a `conversation.read` that reaches stage 2
+/// sooner than the fanout record of an earlier message (which went through
+/// stage 1, perhaps waiting for an identity) does not overtake it.
+struct StageAlignment: Sendable {
+    var drivingTopic: String
+    var maximumWait: Duration
+}
+
+/// What one fold made, as the shell needs it.
+struct StageStep: Sendable {
+    var outputs: [OutgoingRecord] = []
+    var commands: [NotificationCommand] = []
+    var decisions: [Decision] = []
+    var rejection: String?
+    var touchedKeys: Set<String> = []
+}
+
+/// Stage 1 on Kafka: chat.messages and chat.conversations, co-partitioned,
+/// plus chat.identities fed to every task.
+struct FanoutStageLogic: StageLogic {
+    let stage: FanoutStage
+    let identities: FanoutState
+
+    var name: StageName { .fanout }
+    var inputTopics: [String] { [Topic.conversations, Topic.messages] }
+    var changelogTopic: String { Topic.fanoutChangelog }
+    var alignment: StageAlignment? { nil }
+
+    func initialState() -> FanoutState { identities }
+
+    func input(from event: InputEvent) -> FanoutInput? {
+        switch event {
+        case .message, .conversation: event.fanoutInput
+        default: nil
+        }
+    }
+
+    func clock(_ time: EventTime) -> FanoutInput { .clock(time) }
+
+    func fold(_ state: inout FanoutState, _ input: FanoutInput) -> StageStep {
+        let output = stage.fold(&state, input)
+        return StageStep(
+            outputs: output.records.map {
+                OutgoingRecord(topic: Topic.fanout, key: Array($0.key.utf8), value: CoreJSON.encode($0),
+                               timestampMilliseconds: $0.at.milliseconds)
+            },
+            decisions: output.decisions, rejection: output.rejection, touchedKeys: output.touchedKeys)
+    }
+
+    func now(_ state: FanoutState) -> EventTime? { state.now }
+
+    func snapshot(_ state: FanoutState, key: String) -> [UInt8]? { state.snapshot(key) }
+
+    func restore(_ state: inout FanoutState, key: String, value: [UInt8]?) throws {
+        try state.restore(key, value)
+    }
+
+    func waitingId(of event: InputEvent) -> String? {
+        if case .message(let message) = event { return message.messageId }
+        return nil
+    }
+
+    func waiting(in state: FanoutState, key: String) -> [String] {
+        state.entries[key]?.held.map(\.messageId) ?? []
+    }
+}
+
+/// Stage 2 on Kafka: notify.fanout and the user tables, all keyed by user id.
+struct RouteStageLogic: StageLogic {
+    let stage: RouteStage
+    /// Stage 1 may hold a message for the identity wait; side inputs wait a little longer.
+    var alignment: StageAlignment? {
+        StageAlignment(drivingTopic: Topic.fanout,
+                       maximumWait: .milliseconds(stage.configuration.identityWaitMilliseconds + 500))
+    }
+
+    var name: StageName { .route }
+    var inputTopics: [String] {
+        [Topic.devices, Topic.preferences, Topic.clientState, Topic.outcomes, Topic.reads, Topic.fanout]
+    }
+    var changelogTopic: String { Topic.routeChangelog }
+
+    func initialState() -> RouteState { RouteState() }
+
+    func input(from event: InputEvent) -> RouteInput? { event.routeInput }
+
+    func clock(_ time: EventTime) -> RouteInput { .clock(time) }
+
+    func fold(_ state: inout RouteState, _ input: RouteInput) -> StageStep {
+        let output = stage.fold(&state, input)
+        return StageStep(
+            outputs: output.commands.map { $0.record(topic: Topic.commands) },
+            commands: output.commands, decisions: output.decisions, touchedKeys: output.touchedKeys)
+    }
+
+    func now(_ state: RouteState) -> EventTime? { state.now }
+
+    func snapshot(_ state: RouteState, key: String) -> [UInt8]? { state.snapshot(key) }
+
+    func restore(_ state: inout RouteState, key: String, value: [UInt8]?) throws {
+        try state.restore(key, value)
+    }
+
+    func waitingId(of event: InputEvent) -> String? { nil }
+
+    func waiting(in state: RouteState, key: String) -> [String] { [] }
+}
+
+extension NotificationCommand {
+    /// The command as a record of `topic`: keyed by user id, timestamped with its event time.
+    func record(topic: String) -> OutgoingRecord {
+        OutgoingRecord(topic: topic, key: Array(recipient.userId.utf8), value: CoreJSON.encode(self),
+                       timestampMilliseconds: EventTime(rfc3339: at)?.milliseconds)
+    }
+}

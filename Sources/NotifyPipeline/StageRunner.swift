@@ -1,0 +1,151 @@
+import Kafka
+import Logging
+import NotifyCore
+
+/// Runs one stage's tasks on Kafka: folds each consumed batch through the
+/// tasks of its partitions, sends what they made, then their changelog, then
+/// stores the input offsets, in that order, batch after batch.
+///
+/// Sending is pipelined (up to ``maxBatchesInFlight`` batches await their
+/// acknowledgements while the next ones are folded), but each batch's
+/// changelog and offsets follow the acknowledgement of its own outputs and of
+/// every earlier batch's, so a crash at any moment loses nothing.
+actor StageRunner<Logic: StageLogic> {
+    let logic: Logic
+    private let producer: KafkaProducer
+    private let restorer: ChangelogRestorer
+    private let observer: PipelineObserver
+    private let logger: Logger
+    private let limits: RecordLimits
+    private let maxBatchesInFlight = 8
+    private var consumer: KafkaConsumer?
+    private var tasks: [Int32: PartitionTask<Logic>] = [:]
+    /// Tasks given up, kept with the changelog position they were restored to, in case they come back.
+    private var standby: [Int32: (task: PartitionTask<Logic>, changelogPosition: Int64)] = [:]
+    private var changelogPositions: [Int32: Int64] = [:]
+    private var inFlight: [Task<Void, any Error>] = []
+
+    init(logic: Logic, producer: KafkaProducer, restorer: ChangelogRestorer, observer: PipelineObserver,
+         limits: RecordLimits, logger: Logger) {
+        self.logic = logic
+        self.producer = producer
+        self.restorer = restorer
+        self.observer = observer
+        self.limits = limits
+        self.logger = logger
+    }
+
+    /// The consumer whose offsets this runner stores.
+    func attach(_ consumer: KafkaConsumer) {
+        self.consumer = consumer
+    }
+
+    /// The partitions this runner owns now.
+    var ownedPartitions: [Int32] { tasks.keys.sorted() }
+
+    /// Folds a batch and queues what it made.
+    func process(_ batch: [KafkaRecord]) async throws {
+        var byPartition: [Int32: [KafkaRecord]] = [:]
+        for record in batch { byPartition[record.partition, default: []].append(record) }
+        var output = TaskOutput()
+        for (partition, records) in byPartition.sorted(by: { $0.key < $1.key }) {
+            guard var task = tasks[partition] else {
+                logger.debug("Records of a partition given up are dropped", metadata: ["partition": "\(partition)"])
+                continue
+            }
+            output.append(task.process(mergedByTime(records, topicOrder: logic.inputTopics), logic: logic, limits: limits))
+            tasks[partition] = task
+        }
+        observer.consumed(batch)
+        try await send(output)
+    }
+
+    /// Applies an input every task hears (an identity), and queues what it made.
+    func broadcast(_ input: Logic.Input) async throws {
+        var output = TaskOutput()
+        for partition in tasks.keys.sorted() {
+            output.append(tasks[partition]!.apply(input, logic: logic))
+        }
+        try await send(output)
+    }
+
+    /// Lets wall-clock time advance event time in every task, so waits end while input is quiet.
+    func tick() async throws {
+        let now = ContinuousClock.now
+        var output = TaskOutput()
+        for partition in tasks.keys.sorted() {
+            output.append(tasks[partition]!.advanceClock(logic: logic, limits: limits, now: now))
+        }
+        guard !output.records.isEmpty || !output.changelog.isEmpty else { return }
+        try await send(output)
+    }
+
+    /// Creates (or takes back) the tasks of newly assigned partitions, with
+    /// their state restored from the changelog, before any of their records is processed.
+    func assign(_ partitions: [Int32]) async throws {
+        for partition in partitions where tasks[partition] == nil {
+            let kept = standby.removeValue(forKey: partition)
+            var task = kept?.task ?? PartitionTask(partition: partition, state: logic.initialState())
+            let started = ContinuousClock.now
+            let restored = try await restorer.read(
+                topic: logic.changelogTopic, partition: partition, from: kept?.changelogPosition ?? 0)
+            for (key, value) in restored.records {
+                let entry = value.isEmpty ? ChangelogValue(entry: nil, applied: [:]) : try ChangelogValue.decode(value)
+                try task.restore(key: key, value: entry, logic: logic)
+            }
+            changelogPositions[partition] = restored.position
+            tasks[partition] = task
+            logger.info("Restored \(logic.name.rawValue) task \(partition)", metadata: [
+                "changelog-records": "\(restored.records.count)", "from": "\(kept?.changelogPosition ?? 0)",
+                "milliseconds": "\((ContinuousClock.now - started).milliseconds)",
+            ])
+        }
+    }
+
+    /// Finishes the work of partitions being given up (everything sent,
+    /// offsets stored) and puts their tasks aside.
+    func revoke(_ partitions: [Int32]) async {
+        do { try await drain() } catch { logger.error("Could not finish work before giving partitions up: \(error)") }
+        for partition in partitions {
+            guard let task = tasks.removeValue(forKey: partition) else { continue }
+            standby[partition] = (task, changelogPositions[partition] ?? 0)
+        }
+    }
+
+    /// Waits until everything queued is acknowledged and its offsets stored.
+    func drain() async throws {
+        let pending = inFlight
+        inFlight = []
+        for work in pending { try await work.value }
+    }
+
+    private func send(_ output: TaskOutput) async throws {
+        guard !output.isEmpty || !output.deadLetters.isEmpty else { return }
+        observer.decided(output.decisions)
+        for letter in output.deadLetters {
+            logger.warning("Dead letter: \(letter.reason)", metadata: [
+                "topic": "\(letter.sourceTopic)", "partition": "\(letter.sourcePartition)", "offset": "\(letter.sourceOffset)",
+            ])
+        }
+        let previous = inFlight.last
+        let producer = producer
+        let consumer = consumer
+        let observer = observer
+        let logger = logger
+        let records = output.records + output.deadLetters.map(\.record)
+        inFlight.append(Task {
+            try await previous?.value
+            _ = try await producer.send(records)
+            observer.produced(records, commands: output.commands, deadLetters: output.deadLetters)
+            _ = try await producer.send(output.changelog)
+            guard let consumer, !output.offsets.isEmpty else { return }
+            do { try consumer.store(output.offsets) } catch {
+                // A partition given up meanwhile: its new owner re-reads from the last commit.
+                logger.debug("Offsets not stored: \(error)")
+            }
+        })
+        if inFlight.count > maxBatchesInFlight {
+            try await inFlight.removeFirst().value
+        }
+    }
+}

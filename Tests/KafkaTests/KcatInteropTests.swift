@@ -1,0 +1,72 @@
+import Foundation
+import Kafka
+import Testing
+
+/// Interop with kcat, a Kafka client nobody here wrote.
+@Suite(.enabled(if: kcatPath != nil, "kcat is not installed (apt-get install kcat)"))
+struct KcatInteropTests {
+    @Test func weReadWhatKcatProduces() async throws {
+        try await withEmbeddedBroker(topics: ["from-kcat": 2]) { broker in
+            let lines = (0..<50).map { "k\($0 % 3):value-\($0)" }.joined(separator: "\n") + "\n"
+            let status = try runKcat(["-b", broker.bootstrapServers, "-P", "-t", "from-kcat", "-K", ":", "-H", "source=kcat"], input: lines)
+            #expect(status.code == 0, "\(status.output)")
+
+            let consumer = try KafkaConsumer(
+                configuration: .init(client: clientConfiguration(broker), groupId: "kcat-in"), logger: testLogger)
+            try consumer.subscribe(["from-kcat"])
+            let received = try await collect(consumer, count: 50)
+            await consumer.close()
+            #expect(Set(received.map(\.valueString)) == Set((0..<50).map { "value-\($0)" }))
+            #expect(received.allSatisfy { $0.headers.string(for: "source") == "kcat" })
+            for record in received {
+                let index = Int(record.valueString.dropFirst("value-".count))!
+                #expect(record.keyString == "k\(index % 3)")
+            }
+        }
+    }
+
+    @Test func kcatReadsWhatWeProduce() async throws {
+        try await withEmbeddedBroker(topics: ["to-kcat": 1]) { broker in
+            let producer = try KafkaProducer(configuration: clientConfiguration(broker), logger: testLogger)
+            _ = try await producer.send((0..<20).map {
+                record("to-kcat", key: "key-\($0)", value: "value-\($0)", headers: [KafkaHeader(name: "n", string: "\($0)")])
+            })
+            await producer.close()
+            let status = try runKcat([
+                "-b", broker.bootstrapServers, "-C", "-t", "to-kcat", "-o", "beginning", "-c", "20", "-e",
+                "-f", "%k|%s|%h\\n",
+            ])
+            #expect(status.code == 0, "\(status.output)")
+            let lines = status.output.split(separator: "\n").map(String.init)
+            #expect(lines == (0..<20).map { "key-\($0)|value-\($0)|n=\($0)" })
+        }
+    }
+}
+
+let kcatPath: String? = ["/usr/bin/kcat", "/usr/local/bin/kcat", "/usr/bin/kafkacat"].first {
+    FileManager.default.isExecutableFile(atPath: $0)
+}
+
+/// Runs kcat with a time limit; returns its exit code and standard output (standard error on failure).
+func runKcat(_ arguments: [String], input: String? = nil) throws -> (code: Int32, output: String) {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: kcatPath!)
+    process.arguments = arguments
+    let output = Pipe()
+    let errors = Pipe()
+    let stdin = Pipe()
+    process.standardOutput = output
+    process.standardError = errors
+    process.standardInput = stdin
+    try process.run()
+    if let input { stdin.fileHandleForWriting.write(Data(input.utf8)) }
+    try stdin.fileHandleForWriting.close()
+    let watchdog = DispatchWorkItem { if process.isRunning { process.terminate() } }
+    DispatchQueue.global().asyncAfter(deadline: .now() + 30, execute: watchdog)
+    let stdout = output.fileHandleForReading.readDataToEndOfFile()
+    let stderr = errors.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    watchdog.cancel()
+    let code = process.terminationStatus
+    return (code, String(decoding: code == 0 ? stdout : stderr + stdout, as: UTF8.self))
+}

@@ -1,0 +1,36 @@
+import Foundation
+import Kafka
+import NotifyCore
+import Testing
+@testable import NotifyPipeline
+
+@Suite(.serialized) struct LiveRenderEquivalenceTests {
+    /// The demo scenario through the live pipeline gives byte-identical commands to `notify render`,
+    /// and a replay of the topics gives them again.
+    @Test func liveRenderAndReplayAgree() async throws {
+        let configuration = try testCoreConfiguration()
+        let events = try scenarioEvents("Schemas/examples/scenarios/demo.json")
+        let expected = try rendered(events, configuration: configuration)
+        #expect(expected.count > 5)
+        try await withPipelineBroker { broker in
+            let pipeline = RunningPipeline(broker, configuration: configuration)
+            try await pipeline.ready()
+            try await produce(events, to: broker)
+            let live = try await readCommands(from: broker) { $0.count >= expected.count }
+            // Nothing more comes after a moment.
+            try await Task.sleep(for: .seconds(2))
+            let settled = try await readCommands(from: broker) { $0.count >= expected.count }
+            try await pipeline.stop()
+            #expect(fingerprints(settled) == fingerprints(expected))
+            #expect(fingerprints(live) == fingerprints(expected))
+
+            let summary = try await Replay(
+                settings: ReplaySettings(client: client(broker), core: configuration, targetTopic: "replayed"),
+                logger: testLogger
+            ).run { _ in }
+            #expect(summary.commandsWritten == expected.count)
+            let replayed = try await readCommands(from: broker, topic: "replayed") { $0.count >= expected.count }
+            #expect(fingerprints(replayed) == fingerprints(settled))
+        }
+    }
+}

@@ -1,0 +1,158 @@
+import Foundation
+import Kafka
+import Logging
+import NotifyCore
+import Synchronization
+@testable import NotifyPipeline
+
+let testLogger: Logger = {
+    var logger = Logger(label: "notify.pipeline-tests")
+    logger.logLevel = .warning
+    return logger
+}()
+
+/// The repository root, found from this file's path.
+let repositoryRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+
+/// The core configuration from the repository's Schemas, with a short background-push interval so
+/// coalesced badge pushes come out within a test.
+func testCoreConfiguration() throws -> CoreConfiguration {
+    var configuration = try CoreConfiguration.load(schemasDirectory: repositoryRoot.appendingPathComponent("Schemas").path)
+    configuration.backgroundPushIntervalMilliseconds = 1_000
+    return configuration
+}
+
+/// Every topic of the catalog, with `partitions` partitions each (co-partitioned), on a fresh embedded broker.
+func withPipelineBroker<T>(partitions: Int32 = 4, _ body: (EmbeddedBroker) async throws -> T) async throws -> T {
+    let catalog = try TopicCatalog.load(from: repositoryRoot.appendingPathComponent("Schemas/topics.json"))
+    let broker = try EmbeddedBroker(logger: testLogger)
+    defer { broker.shutdown() }
+    for topic in catalog.topics { try broker.createTopic(topic.name, partitions: partitions) }
+    return try await body(broker)
+}
+
+func client(_ broker: EmbeddedBroker) -> KafkaClientConfiguration {
+    KafkaClientConfiguration(bootstrapServers: broker.bootstrapServers, clientId: "pipeline-tests")
+}
+
+/// One event of a scenario, as JSON text.
+struct ScenarioEvent {
+    var topic: String
+    var json: String
+}
+
+/// The events of a scenario file.
+func scenarioEvents(_ path: String) throws -> [ScenarioEvent] {
+    let bytes = try [UInt8](Data(contentsOf: repositoryRoot.appendingPathComponent(path)))
+    return try ScenarioRunner.events(of: bytes).map {
+        ScenarioEvent(topic: $0.topic, json: String(decoding: CoreJSON.encode($0.value), as: UTF8.self))
+    }
+}
+
+/// What `notify render` makes of the same events.
+func rendered(_ events: [ScenarioEvent], configuration: CoreConfiguration) throws -> [NotificationCommand] {
+    let runnerEvents = try events.map { ScenarioRunner.Event(topic: $0.topic, value: try CoreJSON.parse($0.json)) }
+    return ScenarioRunner(configuration: configuration).run(events: runnerEvents).commands
+}
+
+/// Produces events keyed and timestamped as `notify produce` does, in order.
+func produce(_ events: [ScenarioEvent], to broker: EmbeddedBroker) async throws {
+    let producer = try KafkaProducer(configuration: client(broker), logger: testLogger)
+    for event in events {
+        let decoded = try InputEvent.decode(topic: event.topic, value: Array(event.json.utf8))
+        _ = try await producer.send(OutgoingRecord(
+            topic: event.topic, key: Array(decoded.key.utf8), value: Array(event.json.utf8),
+            timestampMilliseconds: decoded.at.milliseconds))
+    }
+    await producer.close()
+}
+
+/// Produces raw records (for bad input).
+func produceRaw(_ records: [OutgoingRecord], to broker: EmbeddedBroker) async throws {
+    let producer = try KafkaProducer(
+        configuration: KafkaClientConfiguration(
+            bootstrapServers: broker.bootstrapServers, clientId: "pipeline-tests", properties: ["message.max.bytes": "4000000"]),
+        logger: testLogger)
+    _ = try await producer.send(records)
+    await producer.close()
+}
+
+/// Reads a topic from the beginning until `condition` holds for what was read (or the time is up).
+func readTopic(
+    _ topic: String, from broker: EmbeddedBroker, timeout: Duration = .seconds(60),
+    until condition: @escaping @Sendable ([KafkaRecord]) -> Bool
+) async throws -> [KafkaRecord] {
+    let consumer = try KafkaConsumer(
+        configuration: .init(client: client(broker), groupId: "reader-\(UUID().uuidString)"), logger: testLogger)
+    try consumer.subscribe([topic])
+    let result = try await withThrowingTaskGroup(of: [KafkaRecord]?.self) { group in
+        group.addTask {
+            var records: [KafkaRecord] = []
+            if condition(records) { return records }
+            for try await batch in consumer.batches {
+                records += batch
+                if condition(records) { return records }
+            }
+            return records
+        }
+        group.addTask {
+            try await Task.sleep(for: timeout)
+            return nil
+        }
+        let first = try await group.next()!
+        group.cancelAll()
+        return first
+    }
+    await consumer.close()
+    guard let result else { throw TestTimeout(what: "records on \(topic)") }
+    return result
+}
+
+/// Commands read back from `notify.commands` (or another topic).
+func readCommands(
+    from broker: EmbeddedBroker, topic: String = Topic.commands, timeout: Duration = .seconds(60),
+    until condition: @escaping @Sendable ([NotificationCommand]) -> Bool
+) async throws -> [NotificationCommand] {
+    let records = try await readTopic(topic, from: broker, timeout: timeout) { records in
+        condition(records.compactMap { try? JSONDecoder().decode(NotificationCommand.self, from: Data($0.value)) })
+    }
+    return records.map { try! JSONDecoder().decode(NotificationCommand.self, from: Data($0.value)) }
+}
+
+struct TestTimeout: Error, CustomStringConvertible {
+    let what: String
+    var description: String { "timed out waiting for \(what)" }
+}
+
+/// A pipeline instance running in this process until stopped.
+final class RunningPipeline: Sendable {
+    let pipeline: NotifyPipeline
+    private let task: Task<Void, any Error>
+
+    init(_ broker: EmbeddedBroker, configuration: CoreConfiguration, group: String = "notify-tests") {
+        pipeline = NotifyPipeline(
+            settings: PipelineSettings(client: client(broker), groupId: group, core: configuration), logger: testLogger)
+        let pipeline = pipeline
+        task = Task { try await pipeline.run() }
+    }
+
+    /// Waits until the pipeline says it is ready.
+    func ready(timeout: Duration = .seconds(60)) async throws {
+        let deadline = ContinuousClock.now + timeout
+        while !pipeline.isReady {
+            guard ContinuousClock.now < deadline else { throw TestTimeout(what: "the pipeline to be ready") }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+    }
+
+    /// Stops it the way SIGTERM does: finish, commit, leave the group.
+    func stop() async throws {
+        task.cancel()
+        try await task.value
+    }
+}
+
+/// The commands as comparable lines: id and bytes.
+func fingerprints(_ commands: [NotificationCommand]) -> [String] {
+    commands.map { String(decoding: CoreJSON.encode($0), as: UTF8.self) }.sorted()
+}
