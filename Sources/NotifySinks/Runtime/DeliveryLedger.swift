@@ -20,9 +20,8 @@ final class DeliveryLedger: Sendable {
         self.kind = kind
     }
 
-    /// Takes in an outcome (read back from the topic, or just reported by this instance).
-    func record(_ outcome: NotificationOutcome) {
-        guard outcome.sink == kind else { return }
+    /// Takes in an outcome of this kind (read back from the topic, or just reported by this instance).
+    func record(_ outcome: LedgerEntry) {
         state.withLock { state in
             state.decided.insert(outcome.commandId)
             if outcome.outcome == .tokenInvalid, let token = outcome.token, !token.isEmpty {

@@ -92,13 +92,12 @@ struct DeliveryProcess: Sendable {
             recipient: command.recipient, conversationId: command.conversationId, messageId: command.messageId,
             outcome: kind, reason: reason, token: token
         )
-        guard let value = try? canonicalJSONEncoder.encode(outcome) else { return false }
-        var records = [OutgoingRecord(topic: topics.outcomes, key: Array(command.recipient.userId.utf8), value: Array(value))]
+        var records = [OutgoingRecord(topic: topics.outcomes, key: Array(command.recipient.userId.utf8), value: CoreJSON.encode(outcome))]
         if deadLetter {
             records.append(deadLetterRecord(item.record, reason: reason ?? kind.rawValue))
         }
         guard await send(records, lease: item.lease) else { return false }
-        ledger.record(outcome)
+        ledger.record(LedgerEntry(commandId: command.id, outcome: kind, at: outcome.at, token: token))
         if kind != .delivered {
             logger.info("outcome", metadata: ["command": "\(command.id)", "outcome": "\(kind.rawValue)", "reason": "\(reason ?? "")"])
         }

@@ -41,8 +41,10 @@ final class OutcomeFollower: Sendable {
             var positions: [Int32: Int64] = [:]
             for record in batch {
                 positions[record.partition] = record.offset + 1
-                do {
-                    ledger.record(try JSONDecoder().decode(NotificationOutcome.self, from: Data(record.value)))
+                do throws(InvalidRecord) {
+                    if let entry = try NotificationOutcome.ledgerEntry(record: record.value, kind: ledger.kind) {
+                        ledger.record(entry)
+                    }
                 } catch {
                     logger.debug("skipping an unreadable outcome", metadata: ["partition": "\(record.partition)", "offset": "\(record.offset)"])
                 }

@@ -181,11 +181,10 @@ public final class SinkRuntime: Service, Sendable {
     }
 
     private func read(consumer: KafkaConsumer, scheduler: DeliveryScheduler, delivery: DeliveryProcess) async throws {
-        let decoder = JSONDecoder()
         for try await batch in consumer.batches {
             let classified = batch.map { record -> ReadRecord in
-                do {
-                    let command = try decoder.decode(NotificationCommand.self, from: Data(record.value))
+                do throws(InvalidRecord) {
+                    let command = try NotificationCommand(record: record.value)
                     return sink.accepts(command) ? .command(record, command) : .notForThisKind(record)
                 } catch {
                     return .invalid(record, reason: "invalid command: \(error)")

@@ -32,9 +32,7 @@ public final class APNsSink: NotificationSink {
 
     public func deliver(_ delivery: Delivery) async -> DeliveryResult {
         guard let rendering = delivery.command.apns else { return .rejected(reason: "MissingAPNsRendering") }
-        guard let payload = try? canonicalJSONEncoder.encode(rendering.payload) else {
-            return .rejected(reason: "UnencodablePayload")
-        }
+        let payload = CoreJSON.encode(rendering.payload)
         guard payload.count <= Self.maximumPayloadBytes else { return .rejected(reason: "PayloadTooLarge") }
         guard !rendering.token.isEmpty, rendering.token.allSatisfy(\.isHexDigit) else {
             return .tokenInvalid(reason: "BadDeviceToken", token: rendering.token)
@@ -65,7 +63,7 @@ public final class APNsSink: NotificationSink {
         }
     }
 
-    private func send(_ rendering: APNsRendering, payload: Data) async -> Answer {
+    private func send(_ rendering: APNsRendering, payload: [UInt8]) async -> Answer {
         let bearer: String
         do {
             bearer = try providerToken.token()
@@ -101,10 +99,3 @@ public final class APNsSink: NotificationSink {
         }
     }
 }
-
-/// Sorted keys, so the same value always gives the same bytes.
-let canonicalJSONEncoder: JSONEncoder = {
-    let encoder = JSONEncoder()
-    encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-    return encoder
-}()

@@ -31,7 +31,7 @@ public final class FCMSink: NotificationSink {
 
     public func deliver(_ delivery: Delivery) async -> DeliveryResult {
         guard let rendering = delivery.command.fcm else { return .rejected(reason: "MissingFCMRendering") }
-        guard let body = try? canonicalJSONEncoder.encode(rendering) else { return .rejected(reason: "UnencodableMessage") }
+        let body = CoreJSON.encode(.object(["message": rendering.message]))
         let token = rendering.message["token"]?.stringValue ?? ""
         let first = await send(body, token: token)
         guard case .unauthenticated(let rejected) = first else { return first.result }
@@ -55,7 +55,7 @@ public final class FCMSink: NotificationSink {
         }
     }
 
-    private func send(_ body: Data, token: String) async -> Answer {
+    private func send(_ body: [UInt8], token: String) async -> Answer {
         let accessToken: String
         do {
             accessToken = try await accessTokens.accessToken()
