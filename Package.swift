@@ -59,6 +59,7 @@ let package = Package(
             dependencies: [
                 "Kafka",
                 "NotifyCore",
+                "NotifyPipeline",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),

@@ -2,6 +2,7 @@ import Foundation
 import Kafka
 import Logging
 import NotifyCore
+import NotifyPipeline
 
 /// What the runtime does with one device's queue: dedupe, expiry, attempts with backoff, and the
 /// outcome (and dead letter) written before the command counts as done.
@@ -114,10 +115,10 @@ struct DeliveryProcess: Sendable {
         OutgoingRecord(
             topic: topics.deadLetters, key: record.key, value: record.value,
             headers: [
-                KafkaHeader(name: "reason", value: Array(reason.utf8)),
-                KafkaHeader(name: "source-topic", value: Array(record.topic.utf8)),
-                KafkaHeader(name: "source-partition", value: Array(String(record.partition).utf8)),
-                KafkaHeader(name: "source-offset", value: Array(String(record.offset).utf8)),
+                KafkaHeader(name: DeadLetterHeader.reason, string: reason),
+                KafkaHeader(name: DeadLetterHeader.sourceTopic, string: record.topic),
+                KafkaHeader(name: DeadLetterHeader.sourcePartition, string: String(record.partition)),
+                KafkaHeader(name: DeadLetterHeader.sourceOffset, string: String(record.offset)),
             ]
         )
     }

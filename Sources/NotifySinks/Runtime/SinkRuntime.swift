@@ -11,7 +11,7 @@ public struct SinkTopics: Sendable, Hashable {
     public var outcomes: String
     public var deadLetters: String
 
-    public init(commands: String = "notify.commands", outcomes: String = "notify.outcomes", deadLetters: String = "notify.dlq") {
+    public init(commands: String = Topic.commands, outcomes: String = Topic.outcomes, deadLetters: String = Topic.dlq) {
         self.commands = commands
         self.outcomes = outcomes
         self.deadLetters = deadLetters
@@ -58,8 +58,9 @@ public struct SinkRuntimeConfiguration: Sendable {
 /// - a command past `expiresAt` is reported `expired`; one whose token was reported invalid
 ///   after its event is reported `token-invalid` without being sent;
 /// - passing failures are retried with ``RetryPolicy``; permanent or exhausted ones are reported
-///   `failed` and dead-lettered to `notify.dlq` with headers `reason`, `source-topic`,
-///   `source-partition`, `source-offset`; undecodable commands are dead-lettered too;
+///   `failed` and dead-lettered to `notify.dlq` with the pipeline's ``DeadLetterHeader``s
+///   (`notify-reason`, `notify-source-topic`, `-partition`, `-offset`); undecodable commands
+///   are dead-lettered too;
 /// - every outcome goes to `notify.outcomes` (key: user id), and an offset is committed only once
 ///   the outcomes of it and of everything before it in its partition are acknowledged.
 ///

@@ -74,14 +74,14 @@ func deviceCommands(_ device: Int, count: Int, user: Int? = nil) -> [Notificatio
 
             let deadLetters = try await readTopic("notify.dlq", on: broker)
             #expect(deadLetters.count == 2)
-            let refusedLetter = try #require(deadLetters.first { $0.header("reason") == "TopicDisallowed" })
+            let refusedLetter = try #require(deadLetters.first { $0.header("notify-reason") == "TopicDisallowed" })
             #expect(refusedLetter.value == json(refused))
             #expect(refusedLetter.key == Array("u7".utf8))
-            #expect(refusedLetter.header("source-topic") == "notify.commands")
-            #expect(refusedLetter.header("source-partition") != nil)
-            #expect(refusedLetter.header("source-offset") != nil)
+            #expect(refusedLetter.header("notify-source-topic") == "notify.commands")
+            #expect(Int32(refusedLetter.header("notify-source-partition") ?? "").map { (0..<4).contains($0) } == true)
+            #expect(Int64(refusedLetter.header("notify-source-offset") ?? "") != nil)
             let garbage = try #require(deadLetters.first { $0.value == Array("not a command".utf8) })
-            #expect(garbage.header("reason")?.hasPrefix("invalid command") == true)
+            #expect(garbage.header("notify-reason")?.hasPrefix("invalid command") == true)
         }
     }
 
@@ -118,7 +118,7 @@ func deviceCommands(_ device: Int, count: Int, user: Int? = nil) -> [Notificatio
             #expect(outcome.outcome == .failed)
             #expect(outcome.reason == "retries exhausted: InternalServerError")
             let letters = try await readTopic("notify.dlq", on: broker)
-            #expect(letters.map { $0.header("reason") } == ["retries exhausted: InternalServerError"])
+            #expect(letters.map { $0.header("notify-reason") } == ["retries exhausted: InternalServerError"])
             #expect(apns.ledger.arrivals(of: "0001") == 3)
             #expect(apns.ledger.count == 0)
         }
