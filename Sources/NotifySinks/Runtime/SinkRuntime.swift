@@ -145,7 +145,16 @@ public final class SinkRuntime: Service, Sendable {
         try consumer.subscribe([topics.commands])
 
         try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask { try await follower.run() }
+            group.addTask {
+                do {
+                    try await follower.run()
+                } catch {
+                    // Without the ledger nothing may be delivered: stop, and report why.
+                    logger.error("reading \(topics.outcomes) failed: \(error)")
+                    self.stop()
+                    throw error
+                }
+            }
             group.addTask {
                 await withDiscardingTaskGroup { workers in
                     for await device in workerStarts {
