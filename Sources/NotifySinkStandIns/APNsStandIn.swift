@@ -19,6 +19,7 @@ public final class APNsStandIn: Sendable {
         public var payload: [UInt8]
     }
 
+    /// What it accepted, and the answers it is told to give (keyed by device token).
     public let ledger: StandInLedger<Notification>
     /// The key's public half, raw (swift-crypto's key type is not `Sendable`).
     private let publicKey: Data
@@ -29,6 +30,9 @@ public final class APNsStandIn: Sendable {
     /// Provider tokens to answer `ExpiredProviderToken` for, as if they had aged.
     private let expiredTokens = Mutex<Set<String>>([])
 
+    /// - Parameters:
+    ///   - publicKey: the public half of the provider's `.p8` key.
+    ///   - keepsRequests: `false` only counts accepted notifications (benchmarks).
     public init(publicKey: P256.Signing.PublicKey, keyId: String, teamId: String, keepsRequests: Bool = true) {
         self.publicKey = publicKey.rawRepresentation
         self.keyId = keyId

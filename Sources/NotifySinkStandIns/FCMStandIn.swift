@@ -20,6 +20,7 @@ public final class FCMStandIn: Sendable {
         public var body: [UInt8]
     }
 
+    /// What it accepted, and the answers it is told to give (keyed by device token).
     public let ledger: StandInLedger<Message>
     public let projectId: String
     public let clientEmail: String
@@ -29,6 +30,7 @@ public final class FCMStandIn: Sendable {
     /// The bound port, for checking the assertion's `aud` (the token URI contains it).
     private let boundPort = Mutex(0)
 
+    /// - Parameter publicKey: the public half of the service account's key.
     public init(projectId: String, clientEmail: String, publicKey: _RSA.Signing.PublicKey) {
         self.projectId = projectId
         self.clientEmail = clientEmail

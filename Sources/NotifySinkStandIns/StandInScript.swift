@@ -31,6 +31,7 @@ public final class StandInLedger<Received: Sendable>: Sendable {
     /// Whether accepted requests are kept (benchmarks only count).
     public let keepsRequests: Bool
 
+    /// - Parameter keepsRequests: `false` only counts accepted requests.
     public init(keepsRequests: Bool = true) {
         self.keepsRequests = keepsRequests
     }

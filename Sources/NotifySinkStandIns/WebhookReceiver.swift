@@ -15,9 +15,11 @@ public final class WebhookReceiver: Sendable {
         public var body: [UInt8]
     }
 
+    /// What it accepted, and the answers it is told to give (keyed by command id).
     public let ledger = StandInLedger<Delivery>()
     private let secret: [UInt8]
 
+    /// - Parameter secret: the shared HMAC secret signatures are checked with.
     public init(secret: [UInt8]) {
         self.secret = secret
     }

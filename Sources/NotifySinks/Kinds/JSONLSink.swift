@@ -16,6 +16,7 @@ public final class JSONLSink: NotificationSink {
     private let selection: CommandSelection
     private let descriptor: Int32
 
+    /// Opens (or creates) `path` for appending; `selection` picks the commands to write.
     public init(path: String, selection: CommandSelection = .all) throws {
         descriptor = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0o644)
         guard descriptor >= 0 else { throw SinkConfigurationError("cannot open \(path) for appending (errno \(errno))") }

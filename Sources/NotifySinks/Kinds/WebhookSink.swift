@@ -18,6 +18,10 @@ public final class WebhookSink: NotificationSink {
     private let selection: CommandSelection
     private let pool: HTTPClientPool
 
+    /// - Parameters:
+    ///   - url: where commands are POSTed (https, or http for a receiver on the same host).
+    ///   - secret: the shared HMAC secret.
+    ///   - selection: the commands to pass on.
     public init(url: String, secret: Secret, selection: CommandSelection = .all, transport: HTTPTransportConfiguration) throws {
         guard url.hasPrefix("https://") || url.hasPrefix("http://") else {
             throw SinkConfigurationError("webhook URL must be http(s): \(url)")
@@ -66,6 +70,7 @@ public final class WebhookSink: NotificationSink {
 /// The webhook signature: `sha256=` and the lowercase hex HMAC-SHA256, keyed with the shared
 /// secret, of `<timestamp>.<body>`. Receivers recompute it and reject stale timestamps.
 public enum WebhookSignature {
+    /// The header names, lowercase.
     public static let signatureHeader = "x-notify-signature"
     public static let timestampHeader = "x-notify-timestamp"
 

@@ -6,9 +6,13 @@ import _CryptoExtras
 
 /// A Google service account as its JSON key file has it.
 public struct ServiceAccount: Sendable {
+    /// `project_id`: the `{id}` of `/v1/projects/{id}/messages:send`.
     public var projectId: String
+    /// `client_email`: the assertion's `iss`.
     public var clientEmail: String
+    /// `private_key_id`: the assertion's `kid`, when given.
     public var privateKeyId: String?
+    /// `token_uri`: where the assertion is exchanged (and its `aud`).
     public var tokenURI: String
     let privateKey: _RSA.Signing.PrivateKey
 

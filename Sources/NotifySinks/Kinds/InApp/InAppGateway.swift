@@ -21,6 +21,7 @@ public final class InAppGateway: Sendable {
     private let logger: Logger
     private let connections = Mutex<[DeviceAddress: DeviceConnection]>([:])
 
+    /// - Parameter secret: the HS256 secret the app's bearer tokens are signed with.
     public init(secret: Secret, logger: Logger) {
         self.secret = secret
         self.logger = logger

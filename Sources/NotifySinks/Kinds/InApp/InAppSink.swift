@@ -9,6 +9,7 @@ public final class InAppSink: NotificationSink {
     private let gateway: InAppGateway
     private let ackTimeout: Duration
 
+    /// - Parameter ackTimeout: how long a device has to acknowledge a command.
     public init(gateway: InAppGateway, ackTimeout: Duration = .seconds(5)) {
         self.gateway = gateway
         self.ackTimeout = ackTimeout
