@@ -8,18 +8,22 @@ let package = Package(
         .executable(name: "notify", targets: ["notify"]),
         .library(name: "Kafka", targets: ["Kafka"]),
         .library(name: "NotifyCore", targets: ["NotifyCore"]),
+        .library(name: "NotifyService", targets: ["NotifyService"]),
         .library(name: "NotifySinks", targets: ["NotifySinks"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
+        .package(url: "https://github.com/apple/swift-configuration", from: "1.4.0"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
+        .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
+        .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
         .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
-        .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
-        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
         .package(url: "https://github.com/hummingbird-project/hummingbird-websocket", from: "2.8.1"),
-        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
     ],
     targets: [
         // The C binding of librdkafka. Only the `Kafka` module imports it.
@@ -41,6 +45,20 @@ let package = Package(
             name: "NotifyCore",
             dependencies: [
                 .product(name: "Crypto", package: "swift-crypto"),
+            ]
+        ),
+        // The service shell every long-running command shares: settings, HTTP endpoints
+        // (health, readiness, metrics, live console), metrics names, graceful lifecycle.
+        .target(
+            name: "NotifyService",
+            dependencies: [
+                "NotifyCore",
+                .product(name: "Configuration", package: "swift-configuration"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
         // The Kafka shell around the core: the two stages as consumer-group members.
@@ -94,6 +112,7 @@ let package = Package(
             dependencies: [
                 "Kafka",
                 "NotifyCore",
+                "NotifyService",
                 "NotifyPipeline",
                 "NotifySinks",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -126,7 +145,15 @@ let package = Package(
             linkerSettings: [.linkedLibrary("rdkafka")]
         ),
         .testTarget(name: "KafkaTests", dependencies: ["Kafka"]),
-        .testTarget(name: "NotifyCoreTests", dependencies: ["NotifyCore"]),
+        .testTarget(name: "NotifyCoreTests", dependencies: ["NotifyCore"], resources: [.copy("Golden")]),
+        .testTarget(
+            name: "NotifyServiceTests",
+            dependencies: [
+                "NotifyService",
+                "NotifyCore",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+            ]
+        ),
         .testTarget(name: "NotifyPipelineTests", dependencies: ["NotifyPipeline", "Kafka", "NotifyCore"]),
         .testTarget(
             name: "NotifySinksTests",
@@ -138,5 +165,8 @@ let package = Package(
                 .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
             ]
         ),
+        // Deploy/ checks: the compose and Kubernetes files parse, and every `notify` command they run exists.
+        .testTarget(name: "DeployTests", dependencies: ["NotifyCLI", "NotifyService"]),
+        .testTarget(name: "NotifyCLITests", dependencies: ["NotifyCLI"]),
     ]
 )

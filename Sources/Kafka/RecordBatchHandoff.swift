@@ -46,28 +46,39 @@ final class RecordBatchHandoff: Sendable {
         }
     }
 
-    /// The next batch, or `nil` once finished and drained.
+    /// The next batch, or `nil` once finished and drained. Throws
+    /// `CancellationError` if the waiting task is cancelled.
     func next() async throws -> [KafkaRecord]? {
-        try await withCheckedThrowingContinuation { continuation in
-            enum Step { case batch([KafkaRecord]), end(KafkaError?), wait }
-            let (step, wakeWriter) = state.withLock { state -> (Step, Bool) in
-                if !state.buffer.isEmpty {
-                    let batch = state.buffer.removeFirst()
-                    let wake = state.writerWaiting
-                    state.writerWaiting = false
-                    return (.batch(batch), wake)
+        try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { continuation in
+                enum Step { case batch([KafkaRecord]), end(KafkaError?), cancelled, wait }
+                let (step, wakeWriter) = state.withLock { state -> (Step, Bool) in
+                    if !state.buffer.isEmpty {
+                        let batch = state.buffer.removeFirst()
+                        let wake = state.writerWaiting
+                        state.writerWaiting = false
+                        return (.batch(batch), wake)
+                    }
+                    if state.finished { return (.end(state.failure), false) }
+                    if Task.isCancelled { return (.cancelled, false) }
+                    state.reader = continuation
+                    return (.wait, false)
                 }
-                if state.finished { return (.end(state.failure), false) }
-                state.reader = continuation
-                return (.wait, false)
+                if wakeWriter { space.signal() }
+                switch step {
+                case .batch(let batch): continuation.resume(returning: batch)
+                case .end(let failure?): continuation.resume(throwing: failure)
+                case .end(nil): continuation.resume(returning: nil)
+                case .cancelled: continuation.resume(throwing: CancellationError())
+                case .wait: break
+                }
             }
-            if wakeWriter { space.signal() }
-            switch step {
-            case .batch(let batch): continuation.resume(returning: batch)
-            case .end(let failure?): continuation.resume(throwing: failure)
-            case .end(nil): continuation.resume(returning: nil)
-            case .wait: break
+        } onCancel: {
+            let reader = state.withLock { state in
+                defer { state.reader = nil }
+                return state.reader
             }
+            reader?.resume(throwing: CancellationError())
         }
     }
 

@@ -18,7 +18,7 @@ struct SchemasOption: ParsableArguments {
         do {
             return try CoreConfiguration.load(schemasDirectory: directory)
         } catch let error as ConfigurationError {
-            throw ValidationError("\(error) (pass --schemas DIR or set NOTIFY_SCHEMAS)")
+            throw RenderError("\(error) (pass --schemas DIR or set NOTIFY_SCHEMAS)")
         }
     }
 }
@@ -48,7 +48,7 @@ struct RenderCommand: ParsableCommand {
         do {
             result = try ScenarioRunner(configuration: configuration).run(scenario: bytes)
         } catch {
-            throw ValidationError("\(scenario): \(error.problem) (at \(error.field)); expected {\"events\": [{\"topic\": ..., \"value\": {...}}, ...]}")
+            throw RenderError("\(scenario): \(error.field): \(error.problem); a scenario is {\"events\": [{\"topic\": \"chat.messages\", \"value\": {...}}, ...]}")
         }
         var out: [UInt8] = []
         for command in result.commands {
@@ -74,8 +74,17 @@ struct RenderCommand: ParsableCommand {
             return [UInt8](FileHandle.standardInput.readDataToEndOfFile())
         }
         guard let data = FileManager.default.contents(atPath: scenario) else {
-            throw ValidationError("cannot read the scenario file \(scenario)")
+            throw RenderError("cannot read the scenario file \(scenario)")
         }
         return [UInt8](data)
+    }
+}
+
+/// A problem that stops `notify render`, said plainly (no usage text).
+struct RenderError: Error, CustomStringConvertible {
+    var description: String
+
+    init(_ description: String) {
+        self.description = description
     }
 }

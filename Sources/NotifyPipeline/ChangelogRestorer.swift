@@ -2,27 +2,26 @@ import Kafka
 import Logging
 
 /// Reads a partition of a compacted topic from an offset up to its end as it
-/// stands now: how a task gets its state back, and how the identity table is loaded.
+/// stands now: how a task gets its state and tables back, and how the identity table is loaded.
 struct ChangelogRestorer: Sendable {
     let client: KafkaClientConfiguration
     let admin: KafkaAdmin
     let logger: Logger
 
-    /// Every record of `topic[partition]` from `offset` to the current end, as
-    /// (key, value; an empty value is a tombstone), and the next offset to read.
-    func read(topic: String, partition: Int32, from offset: Int64) async throws -> (records: [(key: String, value: [UInt8])], position: Int64) {
+    /// Every record of `topic[partition]` from `offset` to the current end, and the next offset to read.
+    func read(topic: String, partition: Int32, from offset: Int64) async throws -> (records: [KafkaRecord], position: Int64) {
         let topicPartition = TopicPartition(topic: topic, partition: partition)
         let (low, high) = try await admin.watermarks(topicPartition)
         let start = max(offset, low)
         guard start < high else { return ([], max(offset, high)) }
         let consumer = try KafkaConsumer(
             configuration: .init(client: client, groupId: "notify-restore", maxBatchSize: 5_000), logger: logger)
-        var records: [(key: String, value: [UInt8])] = []
+        var records: [KafkaRecord] = []
         do {
             try consumer.assign([topicPartition: .offset(start)])
             reading: for try await batch in consumer.batches {
                 for record in batch {
-                    records.append((record.key.map { String(decoding: $0, as: UTF8.self) } ?? "", record.value))
+                    records.append(record)
                     if record.offset >= high - 1 { break reading }
                 }
             }

@@ -20,8 +20,8 @@ struct IdentityTable: Sendable {
         var rejected = 0
         for partition in partitions {
             let result = try await restorer.read(topic: Topic.identities, partition: partition.partition, from: 0)
-            for (_, value) in result.records {
-                guard let input = try? InputEvent.decode(topic: Topic.identities, value: value).fanoutInput else {
+            for record in result.records {
+                guard let input = try? InputEvent.decode(topic: Topic.identities, value: record.value).fanoutInput else {
                     rejected += 1
                     continue
                 }

@@ -77,6 +77,19 @@ struct PartitionTask<Logic: StageLogic>: Sendable {
         return output
     }
 
+    /// Folds the current contents of a table topic (read at assignment) straight into the state.
+    /// Unreadable records are left for the consumer, which sends them to the dead-letter topic.
+    mutating func restoreTable(_ records: [KafkaRecord], logic: Logic, limits: RecordLimits) -> TaskOutput {
+        var output = TaskOutput()
+        var touched: Set<String> = []
+        for record in records {
+            fold(record, logic: logic, limits: limits, touched: &touched, into: &output)
+        }
+        output.deadLetters = []
+        finish(touched: touched, logic: logic, into: &output)
+        return output
+    }
+
     /// Folds the side-input records at or before `time` (all of them for `.max`).
     private mutating func release(
         upTo time: Int64, logic: Logic, limits: RecordLimits, touched: inout Set<String>, into output: inout TaskOutput

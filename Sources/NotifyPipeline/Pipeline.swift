@@ -61,7 +61,7 @@ public final class NotifyPipeline: Sendable {
     public func run() async throws {
         let admin = try KafkaAdmin(configuration: settings.client, logger: logger)
         try await checkCoPartitioning(admin)
-        let producer = try KafkaProducer(configuration: settings.client, logger: logger)
+        let producer = try KafkaProducer(configuration: settings.largeRecordClient, logger: logger)
         let restorer = ChangelogRestorer(client: settings.client, admin: admin, logger: logger)
         let limits = RecordLimits(maxRecordBytes: settings.maxRecordBytes)
         do {
@@ -102,8 +102,7 @@ public final class NotifyPipeline: Sendable {
         let logic = runner.logic
         let stageName = logic.name.rawValue
         let consumer = try KafkaConsumer(
-            configuration: .init(
-                client: settings.client, groupId: "\(settings.groupId).\(stageName)", assignmentStrategy: .range),
+            configuration: .init(client: settings.largeRecordClient, groupId: "\(settings.groupId).\(stageName)", assignmentStrategy: .range),
             hooks: RebalanceHooks(
                 assigned: { [logger] partitions in
                     do {
@@ -169,6 +168,19 @@ public final class NotifyPipeline: Sendable {
                     """)
             }
         }
+    }
+}
+
+extension PipelineSettings {
+    /// The client settings with room for records over the limit: they are still read whole and
+    /// sent whole to the dead-letter topic (up to four times the limit).
+    var largeRecordClient: KafkaClientConfiguration {
+        var client = client
+        let room = String(max(1_048_576, maxRecordBytes * 4))
+        for property in ["max.partition.fetch.bytes", "message.max.bytes"] where client.properties[property] == nil {
+            client.properties[property] = room
+        }
+        return client
     }
 }
 

@@ -14,6 +14,9 @@ protocol StageLogic: Sendable {
     var inputTopics: [String] { get }
     /// The compacted topic the state of each key is written to.
     var changelogTopic: String { get }
+    /// Compacted input topics read up to their current end when a task is assigned, before it
+    /// processes a record (a message must not arrive before the conversation it belongs to).
+    var tableTopics: [String] { get }
     /// How side inputs wait for the driving input, if they do.
     var alignment: StageAlignment? { get }
     /// A task's state before anything is restored into it.
@@ -75,6 +78,7 @@ struct FanoutStageLogic: StageLogic {
     var inputTopics: [String] { [Topic.conversations, Topic.messages] }
     var changelogTopic: String { Topic.fanoutChangelog }
     var alignment: StageAlignment? { nil }
+    var tableTopics: [String] { [Topic.conversations] }
 
     func initialState() -> FanoutState { identities }
 
@@ -129,6 +133,7 @@ struct RouteStageLogic: StageLogic {
         [Topic.devices, Topic.preferences, Topic.clientState, Topic.outcomes, Topic.reads, Topic.fanout]
     }
     var changelogTopic: String { Topic.routeChangelog }
+    var tableTopics: [String] { [Topic.devices, Topic.preferences, Topic.clientState] }
 
     func initialState() -> RouteState { RouteState() }
 

@@ -83,23 +83,32 @@ actor StageRunner<Logic: StageLogic> {
     /// Creates (or takes back) the tasks of newly assigned partitions, with
     /// their state restored from the changelog, before any of their records is processed.
     func assign(_ partitions: [Int32]) async throws {
+        var tableOutput = TaskOutput()
         for partition in partitions where tasks[partition] == nil {
             let kept = standby.removeValue(forKey: partition)
             var task = kept?.task ?? PartitionTask(partition: partition, state: logic.initialState())
             let started = ContinuousClock.now
             let restored = try await restorer.read(
                 topic: logic.changelogTopic, partition: partition, from: kept?.changelogPosition ?? 0)
-            for (key, value) in restored.records {
-                let entry = value.isEmpty ? ChangelogValue(entry: nil, applied: [:]) : try ChangelogValue.decode(value)
+            for record in restored.records {
+                let key = record.key.map { String(decoding: $0, as: UTF8.self) } ?? ""
+                let entry = record.value.isEmpty ? ChangelogValue(entry: nil, applied: [:]) : try ChangelogValue.decode(record.value)
                 try task.restore(key: key, value: entry, logic: logic)
+            }
+            var tableRecords = 0
+            for table in logic.tableTopics {
+                let current = try await restorer.read(topic: table, partition: partition, from: 0)
+                tableRecords += current.records.count
+                tableOutput.append(task.restoreTable(current.records, logic: logic, limits: limits))
             }
             changelogPositions[partition] = restored.position
             tasks[partition] = task
             logger.info("Restored \(logic.name.rawValue) task \(partition)", metadata: [
-                "changelog-records": "\(restored.records.count)", "from": "\(kept?.changelogPosition ?? 0)",
+                "changelog-records": "\(restored.records.count)", "table-records": "\(tableRecords)", "from": "\(kept?.changelogPosition ?? 0)",
                 "milliseconds": "\((ContinuousClock.now - started).milliseconds)",
             ])
         }
+        try await send(tableOutput)
     }
 
     /// Finishes the work of partitions being given up (everything sent,

@@ -10,6 +10,7 @@ struct NotifyBench: AsyncParsableCommand {
         subcommands: [
             PassthroughBenchmark.self,
             SeedBenchmarkInput.self,
+            BuilderBenchmark.self,
             SinkBenchmark.self,
         ]
     )

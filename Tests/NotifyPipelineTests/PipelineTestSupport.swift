@@ -7,7 +7,7 @@ import Synchronization
 
 let testLogger: Logger = {
     var logger = Logger(label: "notify.pipeline-tests")
-    logger.logLevel = .warning
+    logger.logLevel = ProcessInfo.processInfo.environment["NOTIFY_TEST_LOG"].flatMap(Logger.Level.init(rawValue:)) ?? .warning
     return logger
 }()
 
@@ -82,8 +82,10 @@ func readTopic(
     _ topic: String, from broker: EmbeddedBroker, timeout: Duration = .seconds(60),
     until condition: @escaping @Sendable ([KafkaRecord]) -> Bool
 ) async throws -> [KafkaRecord] {
+    var reader = client(broker)
+    reader.properties["max.partition.fetch.bytes"] = "4000000"
     let consumer = try KafkaConsumer(
-        configuration: .init(client: client(broker), groupId: "reader-\(UUID().uuidString)"), logger: testLogger)
+        configuration: .init(client: reader, groupId: "reader-\(UUID().uuidString)"), logger: testLogger)
     try consumer.subscribe([topic])
     let result = try await withThrowingTaskGroup(of: [KafkaRecord]?.self) { group in
         group.addTask {

@@ -21,7 +21,7 @@ struct APNsRenderer {
 
     /// The payload of an alert about a message. `content` has already been
     /// through the service extension's attachment rule.
-    func alertPayload(_ content: NotificationContent, policy: NotificationPolicy) -> JSONValue {
+    func alertPayload(_ content: NotificationContent, identity: IdentityJSON, policy: NotificationPolicy) -> JSONValue {
         var alert = JSONObjectBuilder(capacity: 3)
         alert["title"] = .string(content.title)
         alert.set("subtitle", content.subtitle)
@@ -37,8 +37,8 @@ struct APNsRenderer {
         var payload = JSONObjectBuilder(capacity: 8)
         payload["aps"] = aps.value
         for (key, value) in content.userInfo.pairs { payload[key] = .string(value) }
-        payload["sender"] = content.sender.jsonValue
-        payload["conversation"] = content.conversation.jsonValue
+        payload["sender"] = identity.sender
+        payload["conversation"] = identity.conversation
         payload.set("attachment-url", content.attachment?.url)
         return payload.value
     }
@@ -54,7 +54,7 @@ struct APNsRenderer {
 
     /// An alert for an iOS device: the content after the attachment rule,
     /// with the body shortened until the payload fits.
-    func fittedAlert(_ content: NotificationContent, policy: NotificationPolicy) -> (NotificationContent, JSONValue) {
-        content.accepting(on: .serviceExtension, texts: texts).fitted { alertPayload($0, policy: policy) }
+    func fittedAlert(_ content: NotificationContent, identity: IdentityJSON, policy: NotificationPolicy) -> (NotificationContent, JSONValue) {
+        content.accepting(on: .serviceExtension, texts: texts).fitted { alertPayload($0, identity: identity, policy: policy) }
     }
 }

@@ -12,26 +12,58 @@ struct CommandBuilder {
         self.fcm = FCMRenderer(apns: apns)
     }
 
+    /// What every command about one message for one recipient shares, built
+    /// once for all the recipient's devices: policy, times, the identity JSON,
+    /// and the content fitted for local delivery (also the command's `content`).
+    struct PreparedMessage {
+        let record: FanoutRecord
+        let content: NotificationContent
+        let policy: NotificationPolicy
+        let at: String
+        let expiresAt: EventTime
+        let expiresAtText: String
+        let identity: IdentityJSON
+        let contentJSON: JSONValue
+        let localRendering: JSONValue
+    }
+
+    /// Prepares the commands about `record` with `content` (badge and previews already applied).
+    func prepare(_ record: FanoutRecord, content: NotificationContent) -> PreparedMessage {
+        let policy = configuration.policies[record.notificationType]
+        let expiresAt = record.at.adding(seconds: policy.ttlSeconds)
+        let identity = IdentityJSON(content)
+        let (localContent, localRendering) = content.fitted { .object(["content": $0.jsonValue(identity: identity)]) }
+        return PreparedMessage(
+            record: record, content: content, policy: policy, at: record.at.rfc3339, expiresAt: expiresAt,
+            expiresAtText: expiresAt.rfc3339, identity: identity,
+            contentJSON: localRendering["content"] ?? localContent.jsonValue(identity: identity), localRendering: localRendering)
+    }
+
     /// The command that tells `device` about a message.
     func messageCommand(_ record: FanoutRecord, content: NotificationContent, device: Device, path: DeliveryPath) -> NotificationCommand {
-        let policy = configuration.policies[record.notificationType]
+        messageCommand(prepare(record, content: content), device: device, path: path)
+    }
+
+    /// The command that tells `device` about a prepared message.
+    func messageCommand(_ message: PreparedMessage, device: Device, path: DeliveryPath) -> NotificationCommand {
+        let record = message.record
         let commandId = DeterministicID.commandId(source: record.messageId, deviceId: device.deviceId, path: path)
-        let expiresAt = record.at.adding(seconds: policy.ttlSeconds)
-        let (localContent, localRendering) = content.fitted { .object(["content": $0.jsonValue]) }
         var command = NotificationCommand(
-            id: commandId, at: record.at.rfc3339, path: path, recipient: recipient(record.recipientId, device),
-            conversationId: record.conversationId, messageId: record.messageId, expiresAt: expiresAt.rfc3339,
-            content: localContent.jsonValue)
+            id: commandId, at: message.at, path: path, recipient: recipient(record.recipientId, device),
+            conversationId: record.conversationId, messageId: record.messageId, expiresAt: message.expiresAtText,
+            content: message.contentJSON)
         switch (path, device.provider) {
         case (.local, _):
-            command.local = localRendering
+            command.local = message.localRendering
         case (.push, .apns):
-            let headers = apns.headers(commandId: commandId, policy: policy, expiresAt: expiresAt, appId: device.appId)
-            command.apns = APNsRendering(token: device.token, headers: headers, payload: apns.fittedAlert(content, policy: policy).1)
+            let headers = apns.headers(commandId: commandId, policy: message.policy, expiresAt: message.expiresAt, appId: device.appId)
+            command.apns = APNsRendering(token: device.token, headers: headers,
+                                         payload: apns.fittedAlert(message.content, identity: message.identity, policy: message.policy).1)
         case (.push, .fcm):
             let headers = device.platform == .ios
-                ? apns.headers(commandId: commandId, policy: policy, expiresAt: expiresAt, appId: device.appId) : [:]
-            command.fcm = FCMRendering(message: fcm.alertMessage(content, device: device, policy: policy, apnsHeaders: headers))
+                ? apns.headers(commandId: commandId, policy: message.policy, expiresAt: message.expiresAt, appId: device.appId) : [:]
+            command.fcm = FCMRendering(message: fcm.alertMessage(message.content, identity: message.identity, device: device,
+                                                                 policy: message.policy, apnsHeaders: headers))
         }
         return command
     }

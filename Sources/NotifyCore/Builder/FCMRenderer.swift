@@ -5,17 +5,17 @@
 struct FCMRenderer {
     let apns: APNsRenderer
 
-    func alertMessage(_ content: NotificationContent, device: Device, policy: NotificationPolicy,
+    func alertMessage(_ content: NotificationContent, identity: IdentityJSON, device: Device, policy: NotificationPolicy,
                       apnsHeaders: [String: String]) -> JSONValue {
         let render: (NotificationContent) -> JSONValue
         let accepted: NotificationContent
         switch device.platform {
         case .android:
             accepted = content.accepting(on: .androidImage, texts: apns.texts)
-            render = { androidAlert($0, device: device, policy: policy) }
+            render = { androidAlert($0, identity: identity, device: device, policy: policy) }
         case .ios:
             accepted = content.accepting(on: .serviceExtension, texts: apns.texts)
-            render = { iosAlert($0, device: device, policy: policy, apnsHeaders: apnsHeaders) }
+            render = { iosAlert($0, identity: identity, device: device, policy: policy, apnsHeaders: apnsHeaders) }
         }
         return accepted.fitted(render: render).1
     }
@@ -37,12 +37,12 @@ struct FCMRenderer {
         return message.value
     }
 
-    private func data(_ content: NotificationContent) -> JSONValue {
+    private func data(_ content: NotificationContent, identity: IdentityJSON) -> JSONValue {
         var data: [String: JSONValue] = [:]
         data.reserveCapacity(8)
         for (key, value) in content.userInfo.pairs { data[key] = .string(value) }
-        data["sender"] = .string(String(decoding: CoreJSON.encode(content.sender), as: UTF8.self))
-        data["conversation"] = .string(String(decoding: CoreJSON.encode(content.conversation), as: UTF8.self))
+        data["sender"] = .string(identity.senderText)
+        data["conversation"] = .string(identity.conversationText)
         data["thread-id"] = .string(content.threadId)
         data["category"] = .string(content.category)
         data["identity-resolved"] = .string(content.identityResolved ? "true" : "false")
@@ -50,10 +50,16 @@ struct FCMRenderer {
         return .object(data)
     }
 
-    private func notification(_ content: NotificationContent, image: String?) -> JSONValue {
+    /// FCM `notification`. Android has no subtitle, so there the body of a
+    /// group message starts with the sender's name.
+    private func notification(_ content: NotificationContent, image: String?, platform: Platform) -> JSONValue {
         var notification = JSONObjectBuilder(capacity: 3)
         notification["title"] = .string(content.title)
-        notification["body"] = .string(content.body)
+        if platform == .android, let subtitle = content.subtitle {
+            notification["body"] = .string(subtitle + ": " + content.body)
+        } else {
+            notification["body"] = .string(content.body)
+        }
         notification.set("image", image)
         return notification.value
     }
@@ -67,7 +73,7 @@ struct FCMRenderer {
         return android.value
     }
 
-    private func androidAlert(_ content: NotificationContent, device: Device, policy: NotificationPolicy) -> JSONValue {
+    private func androidAlert(_ content: NotificationContent, identity: IdentityJSON, device: Device, policy: NotificationPolicy) -> JSONValue {
         var androidNotification = JSONObjectBuilder(capacity: 6)
         androidNotification.set("channel_id", policy.androidChannel)
         androidNotification.set("sound", policy.sound)
@@ -76,21 +82,21 @@ struct FCMRenderer {
         androidNotification["notification_count"] = content.badge.map { .int(Int64($0)) }
         return .object([
             "token": .string(device.token),
-            "notification": notification(content, image: content.attachment?.url),
-            "data": data(content),
+            "notification": notification(content, image: content.attachment?.url, platform: .android),
+            "data": data(content, identity: identity),
             "android": androidBlock(policy: policy, notification: androidNotification.value),
         ])
     }
 
-    private func iosAlert(_ content: NotificationContent, device: Device, policy: NotificationPolicy,
+    private func iosAlert(_ content: NotificationContent, identity: IdentityJSON, device: Device, policy: NotificationPolicy,
                           apnsHeaders: [String: String]) -> JSONValue {
         .object([
             "token": .string(device.token),
-            "notification": notification(content, image: nil),
-            "data": data(content),
+            "notification": notification(content, image: nil, platform: .ios),
+            "data": data(content, identity: identity),
             "apns": .object([
                 "headers": .object(apnsHeaders.mapValues(JSONValue.string)),
-                "payload": apns.alertPayload(content, policy: policy),
+                "payload": apns.alertPayload(content, identity: identity, policy: policy),
             ]),
         ])
     }

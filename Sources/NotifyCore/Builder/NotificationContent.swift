@@ -144,15 +144,20 @@ public struct NotificationContent: Sendable, Hashable, Codable, JSONRepresentabl
     }
 
     public var jsonValue: JSONValue {
+        jsonValue(identity: IdentityJSON(self))
+    }
+
+    /// The JSON form, with the identity parts already built.
+    func jsonValue(identity: IdentityJSON) -> JSONValue {
         var object = JSONObjectBuilder(capacity: 12)
         object["title"] = .string(title)
         object.set("subtitle", subtitle)
         object["body"] = .string(body)
         object["threadId"] = .string(threadId)
         object["category"] = .string(category)
-        object["userInfo"] = userInfo.jsonValue
-        object["sender"] = sender.jsonValue
-        object["conversation"] = conversation.jsonValue
+        object["userInfo"] = identity.userInfo
+        object["sender"] = identity.sender
+        object["conversation"] = identity.conversation
         object["kind"] = .string(kind.rawValue)
         object["attachment"] = attachment?.jsonValue
         object["badge"] = badge.map { .int(Int64($0)) }
@@ -178,5 +183,25 @@ public struct NotificationContent: Sendable, Hashable, Codable, JSONRepresentabl
             throw fields.error("identityResolved", "expected a boolean")
         }
         identityResolved = resolved
+    }
+}
+
+/// The JSON of the parts of a content that every rendering carries
+/// unchanged (sender, conversation, userInfo), built once per message and
+/// recipient and shared by all its renderings.
+struct IdentityJSON: Sendable {
+    let sender: JSONValue
+    let conversation: JSONValue
+    let userInfo: JSONValue
+    /// `sender` and `conversation` as JSON text, for FCM's string-only data.
+    let senderText: String
+    let conversationText: String
+
+    init(_ content: NotificationContent) {
+        sender = content.sender.jsonValue
+        conversation = content.conversation.jsonValue
+        userInfo = content.userInfo.jsonValue
+        senderText = String(decoding: CoreJSON.encode(sender), as: UTF8.self)
+        conversationText = String(decoding: CoreJSON.encode(conversation), as: UTF8.self)
     }
 }

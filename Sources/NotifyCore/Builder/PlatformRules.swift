@@ -110,13 +110,18 @@ extension NotificationContent {
 
     /// The content with the body shortened on a grapheme boundary, with "…",
     /// until `render` of it fits in `limit` bytes (rule 14). The body may
-    /// appear several times in a rendering; each pass removes at least the excess.
+    /// appear several times in a rendering (FCM to iOS); each pass removes its share of the excess from each copy.
     func fitted(limit: Int = PlatformRules.maximumPayloadBytes, render: (NotificationContent) -> JSONValue) -> (NotificationContent, JSONValue) {
         var content = self
         var rendered = render(content)
         var size = CoreJSON.encodedLength(rendered)
+        guard size > limit else { return (content, rendered) }
+        var withoutBody = content
+        withoutBody.body = ""
+        let bodyLength = max(1, CoreJSON.encodedLength(of: body) - 2)
+        let copies = max(1, (size - CoreJSON.encodedLength(render(withoutBody))) / bodyLength)
         while size > limit, !content.body.isEmpty {
-            content.body = Self.shorten(content.body, removingAtLeast: size - limit)
+            content.body = Self.shorten(content.body, removingAtLeast: (size - limit + copies - 1) / copies)
             rendered = render(content)
             size = CoreJSON.encodedLength(rendered)
         }
@@ -125,17 +130,22 @@ extension NotificationContent {
 
     static let ellipsis = "…"
 
-    /// `text` without its last graphemes, so that its JSON form is at least
-    /// `bytes` shorter, then "…" (or empty if nothing is left).
+    /// `text` cut on a grapheme boundary and ended with "…", so that its JSON
+    /// form is at least `bytes` shorter (empty if nothing is left).
     static func shorten(_ text: String, removingAtLeast bytes: Int) -> String {
         let ellipsisLength = CoreJSON.encodedLength(of: ellipsis) - 2
-        let hasEllipsis = text.hasSuffix(ellipsis)
-        var kept = hasEllipsis ? text.dropLast() : Substring(text)
-        var removed = hasEllipsis ? 0 : -ellipsisLength
-        while removed < bytes, let last = kept.last {
-            removed += CoreJSON.encodedLength(of: String(last)) - 2
-            kept = kept.dropLast()
+        let base = text.hasSuffix(ellipsis) ? text.dropLast() : Substring(text)
+        let budget = CoreJSON.encodedLength(of: text) - 2 - bytes - ellipsisLength
+        guard budget > 0 else { return text == ellipsis || budget + ellipsisLength <= 0 ? "" : ellipsis }
+        var used = 0
+        var end = base.startIndex
+        for character in base {
+            var length = 0
+            for byte in character.utf8 { length += JSONWriter.escapedLength(byte) }
+            guard used + length <= budget else { break }
+            used += length
+            end = base.index(after: end)
         }
-        return kept.isEmpty ? (hasEllipsis ? "" : ellipsis) : kept + ellipsis
+        return base[..<end] + ellipsis
     }
 }

@@ -20,11 +20,14 @@ public enum CoreJSON {
 
     /// The UTF-8 length of `string` once escaped and quoted as a JSON string.
     public static func encodedLength(of string: String) -> Int {
-        var length = 2
-        for byte in string.utf8 {
-            length += JSONWriter.escapedLength(byte)
+        var string = string
+        return string.withUTF8 { utf8 in
+            var length = 2 + utf8.count
+            for byte in utf8 where byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") {
+                length += JSONWriter.escapedLength(byte) - 1
+            }
+            return length
         }
-        return length
     }
 
     /// The number of bytes ``encode(_:)`` would write for `value`, without writing them.
@@ -71,73 +74,112 @@ public struct JSONSyntaxError: Error, Sendable, Hashable, CustomStringConvertibl
     public var description: String { "invalid JSON at byte \(offset): \(problem)" }
 }
 
-struct JSONWriter {
-    var bytes: [UInt8] = []
+/// Writes JSON into a growing buffer of its own: no copy-on-write checks per byte.
+struct JSONWriter: ~Copyable {
+    private var storage: UnsafeMutablePointer<UInt8>
+    private var count = 0
+    private var capacity: Int
 
     init() {
-        bytes.reserveCapacity(1024)
+        capacity = 2048
+        storage = .allocate(capacity: capacity)
+    }
+
+    deinit {
+        storage.deallocate()
+    }
+
+    /// What has been written.
+    var bytes: [UInt8] {
+        Array(UnsafeBufferPointer(start: storage, count: count))
+    }
+
+    private mutating func reserve(_ additional: Int) {
+        guard count + additional > capacity else { return }
+        let newCapacity = max(capacity * 2, count + additional)
+        let newStorage = UnsafeMutablePointer<UInt8>.allocate(capacity: newCapacity)
+        newStorage.update(from: storage, count: count)
+        storage.deallocate()
+        storage = newStorage
+        capacity = newCapacity
+    }
+
+    mutating func append(_ byte: UInt8) {
+        reserve(1)
+        storage[count] = byte
+        count += 1
+    }
+
+    mutating func append(_ buffer: UnsafeBufferPointer<UInt8>) {
+        guard let base = buffer.baseAddress, !buffer.isEmpty else { return }
+        reserve(buffer.count)
+        (storage + count).update(from: base, count: buffer.count)
+        count += buffer.count
+    }
+
+    mutating func append(_ text: StaticString) {
+        append(UnsafeBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))
     }
 
     mutating func write(_ value: JSONValue) {
         switch value {
-        case .null: bytes.append(contentsOf: [0x6E, 0x75, 0x6C, 0x6C])
-        case .bool(let flag): bytes.append(contentsOf: flag ? Array("true".utf8) : Array("false".utf8))
+        case .null: append("null")
+        case .bool(let flag): append(flag ? "true" : "false")
         case .int(let number): writeInteger(number)
         case .double(let number): writeDouble(number)
         case .string(let string): writeString(string)
         case .array(let elements):
-            bytes.append(UInt8(ascii: "["))
+            append(UInt8(ascii: "["))
             for (index, element) in elements.enumerated() {
-                if index > 0 { bytes.append(UInt8(ascii: ",")) }
+                if index > 0 { append(UInt8(ascii: ",")) }
                 write(element)
             }
-            bytes.append(UInt8(ascii: "]"))
+            append(UInt8(ascii: "]"))
         case .object(let members):
-            bytes.append(UInt8(ascii: "{"))
+            append(UInt8(ascii: "{"))
             var first = true
-            for key in members.keys.sorted() {
-                if !first { bytes.append(UInt8(ascii: ",")) }
-                first = false
-                writeString(key)
-                bytes.append(UInt8(ascii: ":"))
-                write(members[key]!)
+            if members.count == 1, let (name, member) = members.first {
+                key(name, &first)
+                write(member)
+            } else {
+                for (name, member) in members.sorted(by: { $0.key < $1.key }) {
+                    key(name, &first)
+                    write(member)
+                }
             }
-            bytes.append(UInt8(ascii: "}"))
+            append(UInt8(ascii: "}"))
         }
     }
 
     private mutating func writeInteger(_ number: Int64) {
         if number == 0 {
-            bytes.append(UInt8(ascii: "0"))
+            append(UInt8(ascii: "0"))
             return
         }
         var magnitude = number.magnitude
-        if number < 0 { bytes.append(UInt8(ascii: "-")) }
-        var digits: (UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8,
-                     UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8) =
-            (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
-        var count = 0
+        if number < 0 { append(UInt8(ascii: "-")) }
+        var digits: (UInt64, UInt64, UInt64) = (0, 0, 0)
         withUnsafeMutableBytes(of: &digits) { buffer in
+            var start = buffer.count
             while magnitude > 0 {
-                buffer[count] = UInt8(ascii: "0") + UInt8(magnitude % 10)
+                start -= 1
+                buffer[start] = UInt8(ascii: "0") + UInt8(magnitude % 10)
                 magnitude /= 10
-                count += 1
             }
-            for index in stride(from: count - 1, through: 0, by: -1) {
-                bytes.append(buffer[index])
-            }
+            append(UnsafeBufferPointer(rebasing: buffer.bindMemory(to: UInt8.self)[start...]))
         }
     }
 
     private mutating func writeDouble(_ number: Double) {
         guard number.isFinite else {
-            bytes.append(contentsOf: Array("null".utf8))
+            append("null")
             return
         }
         if number == number.rounded(), abs(number) < 1e15 {
             writeInteger(Int64(number))
         } else {
-            bytes.append(contentsOf: Array(number.description.utf8))
+            var text = number.description
+            text.withUTF8 { append($0) }
         }
     }
 
@@ -149,35 +191,63 @@ struct JSONWriter {
         }
     }
 
-    private static let hexDigits = Array("0123456789abcdef".utf8)
+    private static let hexDigits: StaticString = "0123456789abcdef"
+
+    /// The end of the run of 8-byte words from `start` that need no escaping
+    /// (no byte below 0x20, no quote, no backslash); `nil` near the end.
+    @inline(__always)
+    static func cleanPrefix(_ utf8: UnsafeBufferPointer<UInt8>, from start: Int) -> Int? {
+        guard let base = utf8.baseAddress, start + 8 <= utf8.count else { return nil }
+        let ones: UInt64 = 0x0101_0101_0101_0101
+        let highs: UInt64 = 0x8080_8080_8080_8080
+        var index = start
+        while index + 8 <= utf8.count {
+            let word = UnsafeRawPointer(base + index).loadUnaligned(as: UInt64.self)
+            // A byte is below 0x20, or equal to '"' (0x22) or '\\' (0x5C): the classic "has zero byte" tests.
+            let control = (word &- ones &* 0x20) & ~word & highs
+            let quote = ((word ^ (ones &* 0x22)) &- ones) & ~(word ^ (ones &* 0x22)) & highs
+            let backslash = ((word ^ (ones &* 0x5C)) &- ones) & ~(word ^ (ones &* 0x5C)) & highs
+            guard control | quote | backslash == 0 else { break }
+            index += 8
+        }
+        return index
+    }
 
     mutating func writeString(_ string: String) {
-        bytes.append(UInt8(ascii: "\""))
+        append(UInt8(ascii: "\""))
         var string = string
         string.withUTF8 { utf8 in
             var runStart = 0
-            for index in 0..<utf8.count {
+            var index = 0
+            while index < utf8.count {
+                if let clean = JSONWriter.cleanPrefix(utf8, from: index), clean > index {
+                    index = clean
+                    continue
+                }
                 let byte = utf8[index]
+                index += 1
                 guard byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") else { continue }
-                if runStart < index { bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[runStart..<index])) }
-                runStart = index + 1
-                bytes.append(UInt8(ascii: "\\"))
+                let escapeAt = index - 1
+                append(UnsafeBufferPointer(rebasing: utf8[runStart..<escapeAt]))
+                runStart = index
+                append(UInt8(ascii: "\\"))
                 switch byte {
-                case UInt8(ascii: "\""): bytes.append(UInt8(ascii: "\""))
-                case UInt8(ascii: "\\"): bytes.append(UInt8(ascii: "\\"))
-                case 0x08: bytes.append(UInt8(ascii: "b"))
-                case 0x0C: bytes.append(UInt8(ascii: "f"))
-                case 0x0A: bytes.append(UInt8(ascii: "n"))
-                case 0x0D: bytes.append(UInt8(ascii: "r"))
-                case 0x09: bytes.append(UInt8(ascii: "t"))
+                case UInt8(ascii: "\""): append(UInt8(ascii: "\""))
+                case UInt8(ascii: "\\"): append(UInt8(ascii: "\\"))
+                case 0x08: append(UInt8(ascii: "b"))
+                case 0x0C: append(UInt8(ascii: "f"))
+                case 0x0A: append(UInt8(ascii: "n"))
+                case 0x0D: append(UInt8(ascii: "r"))
+                case 0x09: append(UInt8(ascii: "t"))
                 default:
-                    bytes.append(contentsOf: [UInt8(ascii: "u"), UInt8(ascii: "0"), UInt8(ascii: "0"),
-                                              Self.hexDigits[Int(byte >> 4)], Self.hexDigits[Int(byte & 0xF)]])
+                    append("u00")
+                    append(Self.hexDigits.utf8Start[Int(byte >> 4)])
+                    append(Self.hexDigits.utf8Start[Int(byte & 0xF)])
                 }
             }
-            if runStart < utf8.count { bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[runStart...])) }
+            append(UnsafeBufferPointer(rebasing: utf8[runStart...]))
         }
-        bytes.append(UInt8(ascii: "\""))
+        append(UInt8(ascii: "\""))
     }
 }
 

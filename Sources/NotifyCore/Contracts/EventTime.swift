@@ -126,15 +126,23 @@ enum RFC3339 {
         let days = seconds >= 0 ? seconds / 86_400 : (seconds - 86_399) / 86_400
         let secondOfDay = Int(seconds - days * 86_400)
         let (year, month, day) = civilFromDays(Int(days))
-        var text = pad(year, 4) + "-" + pad(month, 2) + "-" + pad(day, 2) + "T"
-        text += pad(secondOfDay / 3600, 2) + ":" + pad(secondOfDay / 60 % 60, 2) + ":" + pad(secondOfDay % 60, 2)
-        if millisecond != 0 { text += "." + pad(millisecond, 3) }
-        return text + "Z"
-    }
-
-    private static func pad(_ value: Int, _ width: Int) -> String {
-        let digits = String(value)
-        return digits.count >= width ? digits : String(repeating: "0", count: width - digits.count) + digits
+        var text: [UInt8] = []
+        text.reserveCapacity(24)
+        func append(_ value: Int, _ width: Int, then separator: Character?) {
+            let digits = String(value)
+            for _ in digits.utf8.count..<max(width, digits.utf8.count) { text.append(UInt8(ascii: "0")) }
+            text.append(contentsOf: digits.utf8)
+            if let separator { text.append(separator.asciiValue!) }
+        }
+        append(year, 4, then: "-")
+        append(month, 2, then: "-")
+        append(day, 2, then: "T")
+        append(secondOfDay / 3600, 2, then: ":")
+        append(secondOfDay / 60 % 60, 2, then: ":")
+        append(secondOfDay % 60, 2, then: millisecond != 0 ? "." : nil)
+        if millisecond != 0 { append(millisecond, 3, then: nil) }
+        text.append(UInt8(ascii: "Z"))
+        return String(decoding: text, as: UTF8.self)
     }
 
     private static func isLeap(_ year: Int) -> Bool {

@@ -125,6 +125,22 @@ public enum InputEvent: Sendable, Hashable {
         }
     }
 
+    /// The value as JSON, as ``CoreJSON/encode(_:)`` writes it.
+    public var jsonValue: JSONValue {
+        switch self {
+        case .message(let event): event.jsonValue
+        case .conversation(let event): event.jsonValue
+        case .identityUpdated(let event): event.jsonValue
+        case .identityDeleted(let event): event.jsonValue
+        case .devices(let event): event.jsonValue
+        case .preferences(let event): event.jsonValue
+        case .clientState(let event): event.jsonValue
+        case .read(let event): event.jsonValue
+        case .fanout(let record): record.jsonValue
+        case .outcome(let outcome): outcome.jsonValue
+        }
+    }
+
     /// The record key `Schemas/topics.json` prescribes for the event's topic.
     public var key: String {
         switch self {

@@ -49,8 +49,8 @@ public struct UserEntry: Sendable, Hashable, Codable {
     public var clientStates: [String: ClientStateChanged] = [:]
     /// Unread messages per conversation; the badge is their sum.
     public var unread: [String: Int] = [:]
-    /// Tokens reported invalid since the device list last changed (rule 16).
-    public var invalidTokens: Set<String> = []
+    /// Tokens reported invalid since the device list last changed (rule 16), sorted.
+    public var invalidTokens: [String] = []
     /// When the last background push went to each device.
     public var lastBackgroundPush: [String: EventTime] = [:]
     /// Coalesced background pushes by device id.
@@ -92,6 +92,12 @@ public struct RouteState: Sendable {
         setEntry(key, try JSONDecoder().decode(UserEntry.self, from: Data(value)))
     }
 
+    /// Moves an entry out of the table, so that changing it copies nothing;
+    /// ``setEntry(_:_:)`` puts it back.
+    mutating func takeEntry(_ key: String) -> UserEntry? {
+        entries.removeValue(forKey: key)
+    }
+
     mutating func setEntry(_ key: String, _ entry: UserEntry) {
         entries[key] = entry
         if entry.pendingBadges.isEmpty { pending.remove(key) } else { pending.insert(key) }
@@ -129,13 +135,13 @@ public struct RouteStage: Sendable {
         case .endOfInput: endOfInput = true
         }
         if let userId {
-            var entry = state.entries[userId] ?? UserEntry()
+            var entry = state.takeEntry(userId) ?? UserEntry()
             apply(input, &entry, &state, &output)
             state.setEntry(userId, entry)
             output.touchedKeys.insert(userId)
         }
         for userId in state.pending.sorted() {
-            guard var entry = state.entries[userId] else { continue }
+            guard var entry = state.takeEntry(userId) else { continue }
             releaseBadges(userId, &entry, now: state.now, endOfInput: endOfInput, &output)
             state.setEntry(userId, entry)
             output.touchedKeys.insert(userId)
@@ -193,6 +199,7 @@ public struct RouteStage: Sendable {
             content.body = configuration.texts.hiddenPreviewBody
             content.attachment = nil
         }
+        var prepared: CommandBuilder.PreparedMessage?
         for device in entry.devices {
             if entry.invalidTokens.contains(device.token) {
                 suppress(.tokenInvalid, device.deviceId)
@@ -202,7 +209,9 @@ public struct RouteStage: Sendable {
             case .suppressed(let reason):
                 suppress(reason, device.deviceId)
             case .deliver(let path):
-                let command = builder.messageCommand(record, content: content, device: device, path: path)
+                let message = prepared ?? builder.prepare(record, content: content)
+                prepared = message
+                let command = builder.messageCommand(message, device: device, path: path)
                 if path == .local { remember(command.id, record, &entry) }
                 output.commands.append(command)
             }
@@ -242,7 +251,7 @@ public struct RouteStage: Sendable {
         switch outcome.outcome {
         case .tokenInvalid:
             if let token = outcome.token ?? entry.devices.first(where: { $0.deviceId == outcome.recipient.deviceId })?.token {
-                entry.invalidTokens.insert(token)
+                if !entry.invalidTokens.contains(token) { entry.invalidTokens = (entry.invalidTokens + [token]).sorted() }
             }
         case .undeliverableLocal:
             guard let index = entry.recentLocal.firstIndex(where: { $0.commandId == outcome.commandId }),

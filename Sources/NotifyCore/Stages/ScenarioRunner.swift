@@ -18,9 +18,13 @@ public struct ScenarioRunner: Sendable {
     public struct Rejection: Sendable, Hashable, CustomStringConvertible {
         public var index: Int
         public var topic: String
+        /// The event's `id`, when it has one.
+        public var eventId: String?
         public var reason: String
 
-        public var description: String { "events[\(index)] (\(topic)): \(reason)" }
+        public var description: String {
+            "events[\(index)] (\(topic)\(eventId.map { ", id \($0)" } ?? "")): \(reason)"
+        }
     }
 
     /// What a scenario produced.
@@ -52,7 +56,10 @@ public struct ScenarioRunner: Sendable {
             do {
                 json = try CoreJSON.parse(bytes)
             } catch {
-                throw FieldError(field: "(file)", problem: error.description)
+                let before = Array(bytes.prefix(error.offset))
+                let line = before.count { $0 == 0x0A } + 1
+                let column = before.count - (before.lastIndex(of: 0x0A).map { $0 + 1 } ?? 0) + 1
+                throw FieldError(field: "line \(line), column \(column)", problem: "invalid JSON: \(error.problem)")
             }
             let fields = try FieldReader(json)
             try fields.rejectUnknown(allowed: ["$schema", "description", "events"])
@@ -83,7 +90,7 @@ public struct ScenarioRunner: Sendable {
             let output = fanout.fold(&fanoutState, input)
             result.decisions += output.decisions
             if let rejection = output.rejection, let index {
-                result.rejections.append(Rejection(index: index, topic: topic, reason: rejection))
+                result.rejections.append(Rejection(index: index, topic: topic, eventId: events[index].value["id"]?.stringValue, reason: rejection))
             }
             routeAll(output.records.map(RouteInput.fanout))
         }
@@ -93,7 +100,8 @@ public struct ScenarioRunner: Sendable {
             do {
                 input = try InputEvent.decode(topic: event.topic, json: event.value)
             } catch {
-                result.rejections.append(Rejection(index: index, topic: event.topic, reason: error.description))
+                result.rejections.append(Rejection(index: index, topic: event.topic, eventId: event.value["id"]?.stringValue,
+                                                   reason: "field \"\(error.field)\": \(error.problem)"))
                 continue
             }
             if let fanoutInput = input.fanoutInput {

@@ -1,0 +1,44 @@
+import ArgumentParser
+import Foundation
+import NotifyService
+
+/// The options every long-running command takes besides ``KafkaOptions``: the config file, `--set` for
+/// any setting and `--http-listen`. Together they make the flag layer of ``NotifySettings``.
+struct ServiceOptions: ParsableArguments {
+    @Option(name: .long, help: ArgumentHelp("JSON config file (env NOTIFY_CONFIG). See docs/configuration.md.", valueName: "file"))
+    var config: String?
+
+    @Option(name: .customLong("set"), help: ArgumentHelp("Any setting, KEY=VALUE (repeatable), e.g. --set pipeline.identityWait=1.5.", valueName: "key=value"))
+    var settings: [String] = []
+
+    @Option(name: .customLong("http-listen"), help: ArgumentHelp("Address of /healthz, /readyz, /metrics and the console (setting http.listen).", valueName: "host:port"))
+    var httpListen: String?
+
+    /// Loads the settings: these flags, then `kafka`'s, then `commandFlags` (a command's own dedicated
+    /// flags, by setting key, with the flag's name for messages) over environment, file and defaults.
+    func loadSettings(
+        kafka: KafkaOptions, commandFlags: [(key: String, flag: String, value: String?)] = [],
+        environment: [String: String] = ProcessInfo.processInfo.environment
+    ) async throws -> NotifySettings {
+        var flags: [String: String] = [:]
+        var flagNames: [String: String] = [:]
+        for setting in settings {
+            guard let equals = setting.firstIndex(of: "="), equals != setting.startIndex else {
+                throw ValidationError("--set \(setting): expected KEY=VALUE.")
+            }
+            flags[String(setting[..<equals])] = String(setting[setting.index(after: equals)...])
+        }
+        let dedicated = [("http.listen", "--http-listen", httpListen), ("kafka.bootstrap", "--bootstrap", kafka.bootstrap)]
+            + commandFlags.map { ($0.key, $0.flag, $0.value) }
+        for (key, flag, value) in dedicated {
+            guard let value else { continue }
+            flags[key] = value
+            flagNames[key] = flag
+        }
+        let sources = SettingsSources(
+            configFile: config ?? environment["NOTIFY_CONFIG"].flatMap { $0.isEmpty ? nil : $0 },
+            environment: environment, flags: flags, flagNames: flagNames,
+            kafkaProperties: try kafka.librdkafkaProperties())
+        return try await NotifySettings.load(from: sources)
+    }
+}

@@ -1,0 +1,85 @@
+import Logging
+import ServiceLifecycle
+import UnixSignals
+
+/// What every long-running `notify` command shares: its settings, health and readiness, metrics, the
+/// live console feed, and a `ServiceGroup` that runs the HTTP endpoints beside the command's own services.
+///
+/// Shutdown: on SIGTERM or SIGINT (or ``ServiceGroup/triggerGracefulShutdown()``) every service gets a
+/// graceful-shutdown signal, last-listed first: a consumer stops fetching, finishes in-flight work,
+/// commits and leaves its group. Whatever is still running after 80 % of `shutdown.gracePeriod` is
+/// cancelled; `/readyz` reports "shutting down" at once, and the HTTP server stops last. The whole
+/// shutdown stays within `shutdown.gracePeriod` (10 s by default).
+///
+/// A command uses it like this:
+///
+/// ```swift
+/// let settings = try await service.loadSettings(kafka: kafka)       // ServiceOptions + KafkaOptions
+/// let shell = ServiceShell(settings: settings, logger: logger,
+///                          console: ConsoleFeed(categories: core.categories))
+/// let stages = PipelineService(settings: settings, metrics: shell.metrics, console: shell.console,
+///                              onRestored: { shell.status.markReady() })   // a `Service`
+/// try await shell.run([stages]) { address in print("serving http://\(address)") }
+/// ```
+public struct ServiceShell: Sendable {
+    public let settings: NotifySettings
+    public let status: ServiceStatus
+    public let metrics: NotifyMetrics
+    public let console: ConsoleFeed
+    public let logger: Logger
+
+    public init(
+        settings: NotifySettings, logger: Logger, status: ServiceStatus = ServiceStatus(),
+        metrics: NotifyMetrics = NotifyMetrics(), console: ConsoleFeed = ConsoleFeed()
+    ) {
+        self.settings = settings
+        self.logger = logger
+        self.status = status
+        self.metrics = metrics
+        self.console = console
+    }
+
+    /// Runs the HTTP endpoints and `services` until all end, one fails, or a shutdown signal arrives.
+    /// - Parameters:
+    ///   - services: the command's services, in start order (they are shut down in reverse).
+    ///   - signals: the signals that start a graceful shutdown.
+    ///   - onListening: called with the HTTP address once it accepts connections.
+    public func run(
+        _ services: [any Service], signals: [UnixSignal] = [.sigterm, .sigint],
+        onListening: @escaping @Sendable (HostAndPort) async -> Void = { _ in }
+    ) async throws {
+        let group = makeGroup(services, signals: signals, onListening: onListening)
+        try await group.run()
+    }
+
+    /// The `ServiceGroup` ``run(_:signals:onListening:)`` runs, for callers that need to trigger its shutdown.
+    public func makeGroup(
+        _ services: [any Service], signals: [UnixSignal] = [.sigterm, .sigint],
+        onListening: @escaping @Sendable (HostAndPort) async -> Void = { _ in }
+    ) -> ServiceGroup {
+        let http = ServiceEndpoints.application(
+            listen: settings.http.listen, status: status, metrics: metrics,
+            console: settings.http.console ? console : nil, logger: logger, onListening: onListening)
+        let drain = ShutdownAnnouncer(status: status, console: console)
+        var configuration = ServiceGroupConfiguration(
+            services: [.init(service: http)] + services.map { .init(service: $0) } + [.init(service: drain)],
+            gracefulShutdownSignals: signals, cancellationSignals: [], logger: logger)
+        let budget = settings.shutdownGracePeriod
+        configuration.maximumGracefulShutdownDuration = budget * 0.8
+        configuration.maximumCancellationDuration = budget * 0.2
+        return ServiceGroup(configuration: configuration)
+    }
+}
+
+/// On graceful shutdown: marks the process not ready and ends the console's event streams, so open
+/// console pages do not keep the HTTP server from stopping.
+private struct ShutdownAnnouncer: Service {
+    let status: ServiceStatus
+    let console: ConsoleFeed
+
+    func run() async throws {
+        try? await gracefulShutdown()
+        status.markNotReady("shutting down")
+        console.finish()
+    }
+}

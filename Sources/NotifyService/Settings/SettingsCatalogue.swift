@@ -1,0 +1,95 @@
+/// Every setting of every `notify` command, in the order the reference lists them.
+///
+/// This list is the single source of truth: loading, `notify config check` and
+/// `docs/configuration.md` are all derived from it.
+public enum SettingsCatalogue {
+    public static let all: [SettingDefinition] = [
+        // Kafka
+        .init("kafka.bootstrap", .addressList, default: .text("127.0.0.1:9092"), flag: "--bootstrap",
+              environmentAliases: ["NOTIFY_BOOTSTRAP"],
+              "Kafka bootstrap servers."),
+        .init("kafka.clientId", .text, default: .text("notify"),
+              "The `client.id` librdkafka reports to the brokers."),
+        .init("kafka.groupId", .text, flag: "--group",
+              "Consumer group. Unset: the command's own (`notify` for the pipeline, whose stages join `GROUP.fanout` and `GROUP.route`; `notify-sink-KIND` for a sink)."),
+        .init("kafka.properties", .properties, default: .properties([:]), flag: "-X",
+              "Any librdkafka property (`security.protocol`, `sasl.*`, `ssl.*`, ...), passed through unchanged. Layers merge name by name."),
+        .init("kafka.maxBatchSize", .integer(1...100_000), default: .integer(1000),
+              "Most records handed to a stage or sink in one batch."),
+        // Pipeline
+        .init("pipeline.stages", .list(allowed: ["fanout", "route"]), default: .list(["fanout", "route"]), flag: "--stages",
+              "The stages `notify pipeline` runs in this process."),
+        .init("pipeline.identityWait", .seconds(0...60), default: .seconds(2),
+              "How long a message from a sender whose identity is unknown waits for `chat.identities` before falling back (rule 9)."),
+        .init("pipeline.clientStateMaxAge", .seconds(1...86_400), default: .seconds(300),
+              "A device's foreground/background state older than this counts as unknown, so it gets a push (rule 7)."),
+        .init("pipeline.backgroundPushInterval", .seconds(0...3600), default: .seconds(5),
+              "Least time between two background (badge) pushes to one device; pushes in between are coalesced (rule 12)."),
+        .init("pipeline.schemas", .filePath, default: .text("Schemas"), flag: "--schemas", environmentAliases: ["NOTIFY_SCHEMAS"],
+              "Directory holding `topics.json`, `policies.json` and `categories.json`."),
+        // Thumbnails
+        .init("thumbnails.url", .url,
+              "Thumbnail resolver base URL (HTTP). Unset: attachments keep their own URL."),
+        .init("thumbnails.timeout", .seconds(0.01...30), default: .seconds(0.5),
+              "Time allowed for one thumbnail request before the notification goes out without it (rule 10)."),
+        .init("thumbnails.backlogLimit", .integer(0...10_000_000), default: .integer(1000),
+              "Records waiting on a partition above which thumbnail lookups are skipped (rule 10)."),
+        // HTTP endpoints
+        .init("http.listen", .address, default: .text("127.0.0.1:8080"), flag: "--http-listen",
+              "Address of `/healthz`, `/readyz`, `/metrics` and the live console. Port 0 picks a free port."),
+        .init("http.console", .boolean, default: .boolean(true),
+              "Serve the live console page at `/` and its event feed at `/console/events`."),
+        // Lifecycle and logs
+        .init("shutdown.gracePeriod", .seconds(1...120), default: .seconds(10),
+              "On SIGTERM or SIGINT: time to stop fetching, finish in-flight work and commit before the process exits anyway."),
+        .init("log.level", .choice(["trace", "debug", "info", "notice", "warning", "error", "critical"]),
+              default: .text("info"), "Lowest level logged."),
+        // Sinks, all kinds
+        .init("sink.concurrency", .integer(1...100_000), default: .integer(512), flag: "--max-in-flight",
+              "Deliveries in flight at once per sink process (order per device is kept regardless)."),
+        .init("sink.maxAttempts", .integer(1...100), default: .integer(8), flag: "--max-attempts",
+              "Delivery attempts of a command before it goes to `notify.dlq`."),
+        .init("sink.retryBaseDelay", .seconds(0.001...60), default: .seconds(0.2),
+              "First retry delay; doubles per attempt, with jitter, and `Retry-After` wins when longer."),
+        .init("sink.retryMaxDelay", .seconds(0.01...3600), default: .seconds(30),
+              "Longest delay between two attempts."),
+        .init("sink.requestTimeout", .seconds(0.01...300), default: .seconds(10),
+              "Time allowed for one request to a push service or webhook."),
+        .init("sink.caFile", .filePath, flag: "--ca-file",
+              "PEM file of extra certificate authorities to trust (TLS verification stays on)."),
+        // APNs
+        .init("sink.apns.endpoint", .url, default: .text("https://api.push.apple.com"), flag: "--endpoint",
+              "APNs server; `https://api.sandbox.push.apple.com` for development builds."),
+        .init("sink.apns.keyFile", .filePath, flag: "--key-file",
+              "The `.p8` signing key file for token authentication. Or the key itself in `NOTIFY_APNS_KEY`."),
+        .init("sink.apns.keyId", .text, flag: "--key-id", "Key ID of the `.p8` key (JWT `kid`)."),
+        .init("sink.apns.teamId", .text, flag: "--team-id", "Apple developer team ID (JWT `iss`)."),
+        .init("sink.apns.connections", .integer(1...64), default: .integer(2), flag: "--connections",
+              "HTTP/2 connections to APNs; requests are multiplexed over them."),
+        // FCM
+        .init("sink.fcm.endpoint", .url, default: .text("https://fcm.googleapis.com"), flag: "--endpoint",
+              "FCM HTTP v1 server."),
+        .init("sink.fcm.serviceAccountFile", .filePath, flag: "--service-account",
+              "Google service-account JSON file. Or the JSON itself in `NOTIFY_FCM_SERVICE_ACCOUNT`."),
+        // In-app gateway
+        .init("sink.inapp.listen", .address, default: .text("127.0.0.1:8090"), flag: "--listen",
+              "Address of the in-app WebSocket gateway (`/v1/stream`)."),
+        .init("sink.inapp.secretFile", .filePath, flag: "--secret-file",
+              "File holding the HS256 secret that signs client tokens. Or the secret itself in `NOTIFY_INAPP_SECRET`."),
+        .init("sink.inapp.ackTimeout", .seconds(0.1...600), default: .seconds(5),
+              "Time a connected device has to acknowledge a command before it becomes `undeliverable-local`."),
+        // Webhook
+        .init("sink.webhook.url", .url, flag: "--url", "Where the webhook sink POSTs each command."),
+        .init("sink.webhook.secretFile", .filePath, flag: "--secret-file",
+              "File holding the HMAC-SHA256 secret for `X-Notify-Signature`. Or the secret itself in `NOTIFY_WEBHOOK_SECRET`."),
+        // JSONL
+        .init("sink.jsonl.out", .filePath, flag: "--out", "File the jsonl sink appends delivered commands to."),
+    ]
+
+    /// The definition of `key`, if there is one.
+    public static func definition(_ key: String) -> SettingDefinition? {
+        byKey[key]
+    }
+
+    private static let byKey: [String: SettingDefinition] = Dictionary(uniqueKeysWithValues: all.map { ($0.key, $0) })
+}

@@ -1,0 +1,106 @@
+import ArgumentParser
+import Foundation
+import NotifyCore
+
+/// `notify-bench builder --count N`: decodes N `message.received` values,
+/// folds them through both stages of the core with 50,000 known identities,
+/// and renders each message for one recipient on three devices (APNs, FCM,
+/// local), encoding every command to its bytes. One core, one thread.
+struct BuilderBenchmark: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "builder",
+        abstract: "Decode, fold and render N messages (APNs + FCM + local for one recipient each)."
+    )
+
+    @Option(help: "How many message events.")
+    var count = 200_000
+
+    @Option(help: "How many known identities.")
+    var identities = 50_000
+
+    /// How far each message goes, to see where the time is spent.
+    enum Phase: String, ExpressibleByArgument, CaseIterable {
+        case decode, fanout, route, encode
+    }
+
+    @Option(help: "Stop each message after this phase: decode, fanout, route (commands built) or encode (the full figure).")
+    var through = Phase.encode
+
+    @Option(help: ArgumentHelp("The Schemas directory (env NOTIFY_SCHEMAS).", valueName: "dir"))
+    var schemas = ProcessInfo.processInfo.environment["NOTIFY_SCHEMAS"] ?? "Schemas"
+
+    func run() throws {
+        let configuration = try CoreConfiguration.load(schemasDirectory: schemas)
+        let fanout = FanoutStage(configuration: configuration)
+        let route = RouteStage(configuration: configuration)
+        var fanoutState = FanoutState()
+        var routeState = RouteState()
+        let start = EventTime(rfc3339: "2026-11-22T00:00:00Z")!
+        let recipients = 1_000
+
+        // Setup (not timed): identities, one direct conversation per recipient and sender pair, devices.
+        for index in 0..<identities {
+            _ = fanout.fold(&fanoutState, .identityUpdated(IdentityUpdated(
+                id: "i\(index)", at: start, userId: "u\(index)", displayName: "User \(index) 山田",
+                handle: "user\(index)", imageURL: "https://cdn.example/u/\(index).png")))
+        }
+        for recipient in 0..<recipients {
+            let userId = "u\(recipient)"
+            _ = fanout.fold(&fanoutState, .conversation(ConversationUpdated(
+                id: "c\(recipient)", at: start, conversationId: "dm-\(recipient)", kind: .direct,
+                members: [userId, "u\(identities - 1 - recipient)"])))
+            _ = route.fold(&routeState, .devices(DevicesUpdated(id: "d\(recipient)", at: start, userId: userId, devices: [
+                Device(deviceId: "\(userId)-iphone", platform: .ios, provider: .apns, token: String(repeating: "a1", count: 32), appId: "com.example.chat"),
+                Device(deviceId: "\(userId)-pixel", platform: .android, provider: .fcm, token: String(repeating: "f", count: 150), appId: "com.example.chat"),
+                Device(deviceId: "\(userId)-ipad", platform: .ios, provider: .apns, token: String(repeating: "b2", count: 32), appId: "com.example.chat"),
+            ])))
+            _ = route.fold(&routeState, .clientState(ClientStateChanged(
+                id: "s\(recipient)", at: start, userId: userId, deviceId: "\(userId)-ipad", state: .foreground,
+                screen: .init(kind: .settings))))
+        }
+        let values: [[UInt8]] = (0..<count).map { index in
+            let recipient = index % recipients
+            let message = MessageReceived(
+                id: "e\(index)", at: start.adding(milliseconds: Int64(index)), messageId: "m\(index)",
+                conversationId: "dm-\(recipient)", senderId: "u\(identities - 1 - recipient)", kind: .text,
+                text: "Are we still on for Saturday? 土曜日の予定は大丈夫？ 🏔️ #\(index)")
+            return CoreJSON.encode(message)
+        }
+
+        // Timed: decode, fold through both stages, render and encode every command.
+        var notifications = 0
+        var commands = 0
+        var bytes = 0
+        let clock = ContinuousClock()
+        let cpuBefore = Self.processCPUSeconds()
+        let elapsed = try clock.measure {
+            for value in values {
+                guard case .message(let message) = try InputEvent.decode(topic: Topic.messages, value: value) else { continue }
+                guard through != .decode else {
+                    notifications += 1
+                    continue
+                }
+                let output = fanout.fold(&fanoutState, .message(message))
+                for record in output.records {
+                    notifications += 1
+                    guard through != .fanout else { continue }
+                    for command in route.fold(&routeState, .fanout(record)).commands {
+                        commands += 1
+                        if through == .encode { bytes += CoreJSON.encode(command).count }
+                    }
+                }
+            }
+        }
+        let cpu = Self.processCPUSeconds() - cpuBefore
+        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        print("builder: \(notifications) notifications in \(String(format: "%.3f", seconds)) s = \(Int(Double(notifications) / seconds)) notifications/s"
+            + " (CPU \(String(format: "%.3f", cpu)) s = \(Int(Double(notifications) / cpu)) per CPU-second; \(commands) commands, \(bytes / max(commands, 1)) bytes each)")
+    }
+
+    /// CPU time of this process: on a shared machine the wall clock also counts other people's work.
+    private static func processCPUSeconds() -> Double {
+        var time = timespec()
+        clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &time)
+        return Double(time.tv_sec) + Double(time.tv_nsec) / 1e9
+    }
+}

@@ -1,0 +1,88 @@
+import Foundation
+import Testing
+@testable import NotifyCore
+
+@Suite struct CoreJSONTests {
+    @Test func encodesWithSortedKeysAndNoWhitespace() {
+        let value: JSONValue = .object(["b": .int(-12), "a": .array([.bool(true), .null, .double(1.5)]), "c": .string("x")])
+        #expect(String(decoding: CoreJSON.encode(value), as: UTF8.self) == #"{"a":[true,null,1.5],"b":-12,"c":"x"}"#)
+    }
+
+    @Test func escapesQuotesBackslashesAndControlCharacters() throws {
+        let text = "say \"hi\"\\\n\t\u{01}é🏔️"
+        let encoded = CoreJSON.encode(.string(text))
+        #expect(String(decoding: encoded, as: UTF8.self) == #""say \"hi\"\\\n\t\u0001é🏔️""#)
+        #expect(CoreJSON.encodedLength(of: text) == encoded.count)
+        #expect(try CoreJSON.parse(encoded) == .string(text))
+    }
+
+    @Test func anyStringSurvivesFoundationsParserWordByWord() throws {
+        var generator = SeededGenerator(seed: 99)
+        let alphabet: [Unicode.Scalar] = ["a", "\"", "\\", "\n", "\u{0}", "\u{1F}", " ", "~", "\u{7F}", "é", "日", "🏔", "/"]
+        for _ in 0..<2000 {
+            let length = Int.random(in: 0...40, using: &generator)
+            var text = ""
+            for _ in 0..<length { text.unicodeScalars.append(alphabet.randomElement(using: &generator)!) }
+            let encoded = CoreJSON.encode(.array([.string(text)]))
+            let parsed = try JSONSerialization.jsonObject(with: Data(encoded)) as? [String]
+            #expect(parsed == [text], "\(text.debugDescription)")
+            #expect(CoreJSON.encodedLength(of: text) == encoded.count - 2)
+        }
+    }
+
+    @Test func encodedLengthMatchesTheEncoding() {
+        let value: JSONValue = .object(["k": .array([.int(0), .int(123_456), .string("日本語\"")]), "e": .object([:]), "f": .array([])])
+        #expect(CoreJSON.encodedLength(value) == CoreJSON.encode(value).count)
+    }
+
+    @Test func parsesWhatFoundationWrites() throws {
+        let value: JSONValue = .object(["text": .string("\u{1F600} \\u escapes / ok"), "n": .int(Int64.max), "d": .double(-0.25)])
+        let data = try JSONEncoder().encode(value)
+        #expect(try CoreJSON.parse([UInt8](data)) == value)
+        #expect(try CoreJSON.parse(#""\ud83d\ude00""#) == .string("\u{1F600}"))
+    }
+
+    @Test(arguments: [
+        ("{\"a\":1,}", "expected a member name"), ("[1 2]", "expected ',' or ']'"), ("{\"a\":1,\"a\":2}", "duplicate member"),
+        ("\"\\ud800\"", "unpaired surrogate"), ("01", "unexpected data"), ("{\"a\":tru}", "invalid literal"), ("", "unexpected end"),
+        ("\"abc", "unterminated string"), ("-", "invalid number"), ("1.", "expected digits"),
+    ])
+    func refusesMalformedJSONSayingWhere(_ input: String, _ problem: String) {
+        let error = #expect(throws: JSONSyntaxError.self) { try CoreJSON.parse(input) }
+        #expect(error?.problem.contains(problem) == true, "\(String(describing: error))")
+    }
+
+    @Test func refusesNestingDeeperThanTheLimit() {
+        #expect(throws: JSONSyntaxError.self) { try CoreJSON.parse(String(repeating: "[", count: 100) + String(repeating: "]", count: 100)) }
+    }
+}
+
+@Suite struct EventTimeTests {
+    @Test func parsesRFC3339WithOffsetsAndFractions() throws {
+        let utc = try #require(EventTime(rfc3339: "2026-11-22T03:00:00Z"))
+        #expect(EventTime(rfc3339: "2026-11-22T12:00:00+09:00") == utc)
+        #expect(EventTime(rfc3339: "2026-11-21T22:30:00-04:30") == utc)
+        #expect(EventTime(rfc3339: "2026-11-22T03:00:00.25Z")?.milliseconds == utc.milliseconds + 250)
+        #expect(EventTime(rfc3339: "1970-01-01T00:00:00Z")?.milliseconds == 0)
+        #expect(EventTime(rfc3339: "2024-02-29T00:00:00Z") != nil)
+    }
+
+    @Test(arguments: ["2026-11-22 03:00:00Z", "2026-11-22T03:00:00", "2026-13-01T00:00:00Z", "2025-02-29T00:00:00Z",
+                      "2026-11-22T24:00:00Z", "2026-11-22T03:00:00.Z", "22/11/2026", "2026-11-22T03:00:00+0900"])
+    func refusesWhatIsNotRFC3339(_ text: String) {
+        #expect(EventTime(rfc3339: text) == nil)
+    }
+
+    @Test func formatsInUTCAndAgreesWithFoundation() throws {
+        var generator = SeededGenerator(seed: 7)
+        let formatter = ISO8601DateFormatter()
+        for _ in 0..<500 {
+            let seconds = Int64.random(in: -2_000_000_000...4_000_000_000, using: &generator)
+            let time = EventTime(milliseconds: seconds * 1000)
+            #expect(time.rfc3339 == formatter.string(from: Date(timeIntervalSince1970: TimeInterval(seconds))))
+            #expect(EventTime(rfc3339: time.rfc3339) == time)
+        }
+        #expect(EventTime(milliseconds: 1_500).rfc3339 == "1970-01-01T00:00:01.500Z")
+        #expect(EventTime(milliseconds: 1_500).unixSeconds == 1)
+    }
+}

@@ -1,0 +1,55 @@
+import Foundation
+import Kafka
+import NotifyCore
+import Testing
+@testable import NotifyPipeline
+
+@Suite(.serialized) struct IdentityWaitOrderTests {
+    /// Carol's identity arrives late and Dave's never: their conversations wait (in order), Alice's
+    /// flows meanwhile; Carol's messages come out resolved, Dave's fall back after the wait.
+    @Test func conversationsWaitingForIdentitiesKeepOrderWithoutHoldingOthers() async throws {
+        var configuration = try testCoreConfiguration()
+        configuration.identityWaitMilliseconds = 1_500
+        try await withPipelineBroker(partitions: 1) { broker in
+            let pipeline = RunningPipeline(broker, configuration: configuration)
+            try await pipeline.ready()
+            try await produce([
+                Scenario.identity("alice", "Alice", at: 0), Scenario.identity("bob", "Bob", at: 0),
+                Scenario.conversation("with-alice", members: ["alice", "bob"]),
+                Scenario.conversation("with-carol", members: ["carol", "bob"]),
+                Scenario.conversation("with-dave", members: ["dave", "bob"]),
+                Scenario.phone("bob"),
+            ], to: broker)
+            // Conversations exist before their messages, as a chat backend publishes them.
+            try await Task.sleep(for: .seconds(1))
+            try await produce([
+                Scenario.message("c1", in: "with-carol", from: "carol", "carol 1", at: 1),
+                Scenario.message("a1", in: "with-alice", from: "alice", "alice 1", at: 1.1),
+                Scenario.message("c2", in: "with-carol", from: "carol", "carol 2", at: 1.2),
+                Scenario.message("d1", in: "with-dave", from: "dave", "dave 1", at: 1.3),
+                Scenario.message("a2", in: "with-alice", from: "alice", "alice 2", at: 1.4),
+                Scenario.message("d2", in: "with-dave", from: "dave", "dave 2", at: 1.5),
+                Scenario.message("a3", in: "with-alice", from: "alice", "alice 3", at: 1.6),
+            ], to: broker)
+            // Carol's identity comes half a second later (well within the wait); Dave's never.
+            try await Task.sleep(for: .milliseconds(500))
+            try await produce([Scenario.identity("carol", "Carol", at: 2)], to: broker)
+            let all = try await readCommands(from: broker) { $0.count >= 7 }
+            try await pipeline.stop()
+
+            let ids = all.map { $0.messageId ?? "" }
+            // Alice's conversation was not held by the others: it came out first.
+            #expect(ids.prefix(3) == ["a1", "a2", "a3"])
+            #expect(Set(ids) == ["a1", "a2", "a3", "c1", "c2", "d1", "d2"])
+            #expect(ids.filter { $0.hasPrefix("c") } == ["c1", "c2"])
+            #expect(ids.filter { $0.hasPrefix("d") } == ["d1", "d2"])
+            for command in all where command.messageId?.hasPrefix("c") == true {
+                #expect(command.content["identityResolved"] == .bool(true))
+                #expect(command.content["sender"]?["displayName"] == .string("Carol"))
+            }
+            for command in all where command.messageId?.hasPrefix("d") == true {
+                #expect(command.content["identityResolved"] == .bool(false))
+            }
+        }
+    }
+}
