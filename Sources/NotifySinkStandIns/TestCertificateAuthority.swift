@@ -26,17 +26,20 @@ public struct TestCertificateAuthority: Sendable {
             subjectAltName=IP:127.0.0.1,DNS:localhost
             """
         try extensions.write(toFile: directory + "/server.ext", atomically: true, encoding: .utf8)
+        let authority = TestCertificateAuthority(directory: directory)
+        let file = { (name: String) in directory + "/" + name }
         let curve = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"]
         try await openssl(["req", "-x509"] + curve + [
-            "-keyout", "ca.key", "-out", "ca.pem", "-days", "2", "-subj", "/CN=notify test CA",
+            "-keyout", file("ca.key"), "-out", authority.caFile, "-days", "2", "-subj", "/CN=notify test CA",
             "-addext", "basicConstraints=critical,CA:TRUE", "-addext", "keyUsage=critical,keyCertSign,cRLSign",
-        ], in: directory)
-        try await openssl(["req"] + curve + ["-keyout", "server.key", "-out", "server.csr", "-subj", "/CN=localhost"], in: directory)
+        ])
+        try await openssl(["req"] + curve + ["-keyout", authority.keyFile, "-out", file("server.csr"), "-subj", "/CN=localhost"])
         try await openssl([
-            "x509", "-req", "-in", "server.csr", "-CA", "ca.pem", "-CAkey", "ca.key", "-CAcreateserial",
-            "-out", "server.pem", "-days", "2", "-extfile", "server.ext",
-        ], in: directory)
-        return TestCertificateAuthority(directory: directory)
+            "x509", "-req", "-in", file("server.csr"), "-CA", authority.caFile, "-CAkey", file("ca.key"),
+            "-set_serial", "0x" + UUID().uuidString.replacingOccurrences(of: "-", with: "").prefix(16),
+            "-out", authority.certificateFile, "-days", "2", "-extfile", file("server.ext"),
+        ])
+        return authority
     }
 
     /// A server TLS configuration presenting the server certificate.
@@ -52,11 +55,12 @@ public struct TestCertificateAuthority: Sendable {
         try? FileManager.default.removeItem(atPath: directory)
     }
 
-    private static func openssl(_ arguments: [String], in directory: String) async throws {
+    /// Runs `openssl` with absolute paths only: setting a child's working directory would change
+    /// this whole process's for a moment (Foundation's `Process` on Linux), under other tests' feet.
+    private static func openssl(_ arguments: [String]) async throws {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments = ["openssl"] + arguments
-        process.currentDirectoryURL = URL(fileURLWithPath: directory)
         process.standardOutput = FileHandle.nullDevice
         let errors = Pipe()
         process.standardError = errors

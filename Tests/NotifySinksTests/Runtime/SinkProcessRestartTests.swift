@@ -51,51 +51,53 @@ func withSinkProcess<T>(_ arguments: [String], _ body: (SinkProcess) async throw
     }
 }
 
-@Suite struct SinkProcessRestartTests {
-    /// A sink process killed with SIGKILL while one request is in flight, then restarted: what
-    /// it reported before the kill is not redelivered (the dedupe comes back from
-    /// notify.outcomes, the offsets were not all committed), the interrupted command is, and
-    /// nothing is lost or reordered.
-    @Test func killedSinkProcessRestartsWithoutDuplicatesOrLosses() async throws {
-        let secret = Array("webhook secret".utf8)
-        let secretFile = try temporaryFile("secret", contents: secret)
-        defer { try? FileManager.default.removeItem(atPath: secretFile) }
-        let receiver = WebhookReceiver(secret: secret)
-        receiver.ledger.script("d3-2", [.stall(.seconds(3))])
-        try await withCertificateAuthority { authority in
-            try await receiver.serve(tls: authority, logger: testLogger) { port in
-                try await withSinkTopics { broker in
-                    let commands = (1...8).flatMap { deviceCommands($0, count: 5) }
-                    try await produceCommands(commands, to: broker)
-                    let arguments = [
-                        "--kind", "webhook", "--bootstrap", broker.bootstrapServers, "--url", "https://127.0.0.1:\(port)\(WebhookReceiver.path)",
-                        "--secret-file", secretFile, "--ca-file", authority.caFile,
-                    ]
-                    // One attempt at a time: everything before the stalled request is reported.
-                    let acceptedBeforeKill = try await withSinkProcess(arguments + ["--max-in-flight", "1"]) { first in
-                        try await waitUntil(timeout: .seconds(60)) { receiver.ledger.arrivals(of: "d3-2") == 1 }
-                        let accepted = receiver.ledger.count
-                        await first.stop(with: SIGKILL)
-                        return accepted
-                    }
-                    try await withSinkProcess(arguments) { second in
-                        try await waitUntil(timeout: .seconds(60)) { receiver.ledger.count >= commands.count }
-                        try await Task.sleep(for: .milliseconds(500))
-                        #expect(await second.stop(with: SIGTERM) == 0)
-                    }
+extension SinkRuntimeTests {
+    @Suite struct SinkProcessRestartTests {
+        /// A sink process killed with SIGKILL while one request is in flight, then restarted: what
+        /// it reported before the kill is not redelivered (the dedupe comes back from
+        /// notify.outcomes, the offsets were not all committed), the interrupted command is, and
+        /// nothing is lost or reordered.
+        @Test func killedSinkProcessRestartsWithoutDuplicatesOrLosses() async throws {
+            let secret = Array("webhook secret".utf8)
+            let secretFile = try temporaryFile("secret", contents: secret)
+            defer { try? FileManager.default.removeItem(atPath: secretFile) }
+            let receiver = WebhookReceiver(secret: secret)
+            receiver.ledger.script("d3-2", [.stall(.seconds(3))])
+            try await withCertificateAuthority { authority in
+                try await receiver.serve(tls: authority, logger: testLogger) { port in
+                    try await withSinkTopics { broker in
+                        let commands = (1...8).flatMap { deviceCommands($0, count: 5) }
+                        try await produceCommands(commands, to: broker)
+                        let arguments = [
+                            "--kind", "webhook", "--bootstrap", broker.bootstrapServers, "--url", "https://127.0.0.1:\(port)\(WebhookReceiver.path)",
+                            "--secret-file", secretFile, "--ca-file", authority.caFile,
+                        ]
+                        // One attempt at a time: everything before the stalled request is reported.
+                        let acceptedBeforeKill = try await withSinkProcess(arguments + ["--max-in-flight", "1"]) { first in
+                            try await waitUntil(timeout: .seconds(60)) { receiver.ledger.arrivals(of: "d3-2") == 1 }
+                            let accepted = receiver.ledger.count
+                            await first.stop(with: SIGKILL)
+                            return accepted
+                        }
+                        try await withSinkProcess(arguments) { second in
+                            try await waitUntil(timeout: .seconds(60)) { receiver.ledger.count >= commands.count }
+                            try await Task.sleep(for: .milliseconds(500))
+                            #expect(await second.stop(with: SIGTERM) == 0)
+                        }
 
-                    let accepted = receiver.ledger.received.map(\.commandId)
-                    #expect(acceptedBeforeKill > 0 && acceptedBeforeKill < commands.count)
-                    #expect(accepted.count == commands.count, "each command accepted once")
-                    #expect(Set(accepted) == Set(commands.map(\.id)))
-                    #expect(receiver.ledger.arrivals(of: "d3-2") == 2)
-                    for device in 1...8 {
-                        #expect(accepted.filter { $0.hasPrefix("d\(device)-") } == (0..<5).map { "d\(device)-\($0)" })
+                        let accepted = receiver.ledger.received.map(\.commandId)
+                        #expect(acceptedBeforeKill > 0 && acceptedBeforeKill < commands.count)
+                        #expect(accepted.count == commands.count, "each command accepted once")
+                        #expect(Set(accepted) == Set(commands.map(\.id)))
+                        #expect(receiver.ledger.arrivals(of: "d3-2") == 2)
+                        for device in 1...8 {
+                            #expect(accepted.filter { $0.hasPrefix("d\(device)-") } == (0..<5).map { "d\(device)-\($0)" })
+                        }
+                        let outcomes = try await readOutcomes(on: broker)
+                        #expect(outcomes.count == commands.count)
+                        #expect(Set(outcomes.map(\.commandId)) == Set(commands.map(\.id)))
+                        #expect(outcomes.allSatisfy { $0.outcome == .delivered && $0.sink == "webhook" })
                     }
-                    let outcomes = try await readOutcomes(on: broker)
-                    #expect(outcomes.count == commands.count)
-                    #expect(Set(outcomes.map(\.commandId)) == Set(commands.map(\.id)))
-                    #expect(outcomes.allSatisfy { $0.outcome == .delivered && $0.sink == "webhook" })
                 }
             }
         }

@@ -186,39 +186,43 @@ func deviceCommands(_ device: Int, count: Int, user: Int? = nil) -> [Notificatio
     }
 }
 
-@Suite struct InAppRuntimeTests {
-    @Test func localCommandsReachTheConnectedDeviceAndOthersBecomeUndeliverableLocally() async throws {
-        let secret = Secret(bytes: Array("in-app secret".utf8), origin: "test")
-        let gateway = InAppGateway(secret: secret, logger: testLogger)
-        let device = TestDevice()
-        let token = JSONWebToken.hs256(
-            claims: ["sub": .string("u1"), "did": .string("d1"), "exp": .number(Date().timeIntervalSince1970 + 600)], secret: secret.bytes)
-        try await withSinkTopics { broker in
-            let connected = (0..<3).map { makeCommand(id: "here-\($0)", userId: "u1", deviceId: "d1", path: .local) }
-            let away = makeCommand(id: "away", userId: "u2", deviceId: "d2", path: .local)
-            let push = makeCommand(id: "push", userId: "u1", deviceId: "d1")
-            try await gateway.serve(host: "127.0.0.1", port: 0) { port in
-                try await withThrowingTaskGroup(of: Void.self) { group in
-                    group.addTask { try await device.run(port: port, token: token) }
-                    defer { device.stop() }
-                    try await waitUntil { gateway.isConnected(userId: "u1", deviceId: "d1") }
-                    try await produceCommands(connected + [away, push], to: broker)
-                    let runtime = sinkRuntime(InAppSink(gateway: gateway, ackTimeout: .seconds(2)), broker: broker)
-                    try await withRunningSink(runtime) {
-                        try await waitUntil { try await readOutcomes(on: broker).count >= 4 }
+/// The Kafka-backed sink tests run one at a time (each starts a broker, servers and runtimes),
+/// so on a small machine they leave room for the other modules' tests running beside them.
+extension SinkRuntimeTests {
+    @Suite struct InAppRuntimeTests {
+        @Test func localCommandsReachTheConnectedDeviceAndOthersBecomeUndeliverableLocally() async throws {
+            let secret = Secret(bytes: Array("in-app secret".utf8), origin: "test")
+            let gateway = InAppGateway(secret: secret, logger: testLogger)
+            let device = TestDevice()
+            let token = JSONWebToken.hs256(
+                claims: ["sub": .string("u1"), "did": .string("d1"), "exp": .number(Date().timeIntervalSince1970 + 600)], secret: secret.bytes)
+            try await withSinkTopics { broker in
+                let connected = (0..<3).map { makeCommand(id: "here-\($0)", userId: "u1", deviceId: "d1", path: .local) }
+                let away = makeCommand(id: "away", userId: "u2", deviceId: "d2", path: .local)
+                let push = makeCommand(id: "push", userId: "u1", deviceId: "d1")
+                try await gateway.serve(host: "127.0.0.1", port: 0) { port in
+                    try await withThrowingTaskGroup(of: Void.self) { group in
+                        group.addTask { try await device.run(port: port, token: token) }
+                        defer { device.stop() }
+                        try await waitUntil { gateway.isConnected(userId: "u1", deviceId: "d1") }
+                        try await produceCommands(connected + [away, push], to: broker)
+                        let runtime = sinkRuntime(InAppSink(gateway: gateway, ackTimeout: .seconds(2)), broker: broker)
+                        try await withRunningSink(runtime) {
+                            try await waitUntil { try await readOutcomes(on: broker).count >= 4 }
+                        }
+                        device.stop()
+                        try await group.waitForAll()
                     }
-                    device.stop()
-                    try await group.waitForAll()
                 }
+                #expect(device.received.withLock { $0 } == connected.map(\.id))
+                let outcomes = try await readOutcomes(on: broker)
+                #expect(outcomes.count == 4)
+                #expect(Set(outcomes.filter { $0.outcome == .delivered }.map(\.commandId)) == Set(connected.map(\.id)))
+                let undeliverable = try #require(outcomes.first { $0.commandId == "away" })
+                #expect(undeliverable.outcome == .undeliverableLocal)
+                #expect(undeliverable.reason == "not-connected")
+                #expect(outcomes.allSatisfy { $0.sink == "inapp" })
             }
-            #expect(device.received.withLock { $0 } == connected.map(\.id))
-            let outcomes = try await readOutcomes(on: broker)
-            #expect(outcomes.count == 4)
-            #expect(Set(outcomes.filter { $0.outcome == .delivered }.map(\.commandId)) == Set(connected.map(\.id)))
-            let undeliverable = try #require(outcomes.first { $0.commandId == "away" })
-            #expect(undeliverable.outcome == .undeliverableLocal)
-            #expect(undeliverable.reason == "not-connected")
-            #expect(outcomes.allSatisfy { $0.sink == "inapp" })
         }
     }
 }
