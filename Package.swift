@@ -9,6 +9,7 @@ let package = Package(
         .library(name: "Kafka", targets: ["Kafka"]),
         .library(name: "NotifyCore", targets: ["NotifyCore"]),
         .library(name: "NotifyService", targets: ["NotifyService"]),
+        .library(name: "NotifySinks", targets: ["NotifySinks"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -20,6 +21,9 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
+        .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird-websocket", from: "2.8.1"),
     ],
     targets: [
         // The C binding of librdkafka. Only the `Kafka` module imports it.
@@ -66,6 +70,42 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        // Delivery sinks: the shared runtime (order, dedupe, expiry, retries, DLQ, outcomes)
+        // and the kinds apns, fcm, inapp, webhook, jsonl.
+        .target(
+            name: "NotifySinks",
+            dependencies: [
+                "Kafka",
+                "NotifyCore",
+                "NotifyPipeline",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
+            ]
+        ),
+        // Loopback stand-ins for the services the sinks talk to (APNs over HTTP/2, FCM and its
+        // token endpoint, a webhook receiver) and a throwaway CA: used by the tests and notify-bench.
+        .target(
+            name: "NotifySinkStandIns",
+            dependencies: [
+                "NotifySinks",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdHTTP2", package: "hummingbird"),
+                .product(name: "HummingbirdTLS", package: "hummingbird"),
+            ]
+        ),
         // The `notify` command line: one file per subcommand.
         .target(
             name: "NotifyCLI",
@@ -74,9 +114,11 @@ let package = Package(
                 "NotifyCore",
                 "NotifyService",
                 "NotifyPipeline",
+                "NotifySinks",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
             ]
         ),
         .executableTarget(
@@ -90,6 +132,9 @@ let package = Package(
                 "Kafka",
                 "NotifyCore",
                 "NotifyPipeline",
+                "NotifySinks",
+                "NotifySinkStandIns",
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -111,6 +156,16 @@ let package = Package(
             ]
         ),
         .testTarget(name: "NotifyPipelineTests", dependencies: ["NotifyPipeline", "Kafka", "NotifyCore"]),
+        .testTarget(
+            name: "NotifySinksTests",
+            dependencies: [
+                "Kafka",
+                "NotifyCore",
+                "NotifySinks",
+                "NotifySinkStandIns",
+                .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
+            ]
+        ),
         // Deploy/ checks: the compose and Kubernetes files parse, and every `notify` command they run exists.
         .testTarget(name: "DeployTests", dependencies: ["NotifyCLI", "NotifyService"]),
         .testTarget(name: "NotifyCLITests", dependencies: ["NotifyCLI"]),

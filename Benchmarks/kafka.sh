@@ -19,7 +19,9 @@ runs=${2:-3}
 pipeline_count=${3:-100000}
 config=${CONFIG:-release}
 
-swift build -c "$config" --product notify >/dev/null
+# The broker is librdkafka's mock cluster (C) in any build of notify; the clients measured are built $config.
+swift build --product notify >/dev/null
+broker_bin=$(swift build --show-bin-path)
 swift build -c "$config" --product notify-bench >/dev/null
 swift build -c "$config" --product rdkafka-passthrough >/dev/null
 bin=$(swift build -c "$config" --show-bin-path)
@@ -27,7 +29,7 @@ bin=$(swift build -c "$config" --show-bin-path)
 topics=(--topic bench.in:16)
 for run in $(seq "$runs"); do topics+=(--topic "bench.out.c.$run:16" --topic "bench.out.swift.$run:16"); done
 log=$(mktemp)
-"$bin/notify" broker "${topics[@]}" >"$log" 2>/dev/null &
+"$broker_bin/notify" broker "${topics[@]}" >"$log" 2>/dev/null &
 broker=$!
 trap 'kill "$broker" 2>/dev/null; wait "$broker" 2>/dev/null; rm -f "$log" "$log.pipeline"' EXIT
 for _ in $(seq 100); do [ -s "$log" ] && break; sleep 0.1; done
@@ -53,6 +55,6 @@ c=$(median "${c_rates[@]}")
 s=$(median "${swift_rates[@]}")
 echo "median: C $c records/s, Swift $s records/s, Swift/C = $(awk -v s="$s" -v c="$c" 'BEGIN { printf "%.2f", s / c }') (target >= 0.80)"
 
-"$bin/notify-bench" pipeline --bootstrap "$bootstrap" --count "$pipeline_count" | tee "$log.pipeline"
+"$bin/notify-bench" pipeline --bootstrap "$bootstrap" --count "$pipeline_count" --schemas Schemas | tee "$log.pipeline"
 p=$(sed -nE 's/^pipeline: .* = ([0-9]+) messages\/s/\1/p' "$log.pipeline")
 echo "pipeline/C passthrough = $(awk -v p="$p" -v c="$c" 'BEGIN { printf "%.2f", p / c }') (target >= 0.40)"

@@ -14,6 +14,7 @@ public struct NotifyCommand: AsyncParsableCommand {
             InspectCommand.self,
             TopicsCommand.self,
             ReplayCommand.self,
+            SinkCommand.self,
         ]
     )
 

@@ -12,6 +12,7 @@ struct NotifyBench: AsyncParsableCommand {
             PipelineBenchmark.self,
             SeedBenchmarkInput.self,
             BuilderBenchmark.self,
+            SinkBenchmark.self,
         ]
     )
 }

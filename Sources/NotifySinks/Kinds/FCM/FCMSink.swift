@@ -1,0 +1,103 @@
+import AsyncHTTPClient
+import Foundation
+import NIOCore
+import NotifyCore
+
+/// The `fcm` kind: FCM HTTP v1, `POST /v1/projects/{project_id}/messages:send` with the command's
+/// `fcm` body and an OAuth2 access token from a service account.
+///
+/// FCM's answers: `UNREGISTERED` makes the token invalid; `QUOTA_EXCEEDED`, `UNAVAILABLE`,
+/// `INTERNAL` (and other 5xx) are retried with backoff honouring `Retry-After`; a 401 renews the
+/// access token and tries once more; `INVALID_ARGUMENT`, `SENDER_ID_MISMATCH` and other 4xx are
+/// rejected for good.
+public final class FCMSink: NotificationSink {
+    public let kind = "fcm"
+
+    private let sendURL: String
+    private let pool: HTTPClientPool
+    private let accessTokens: GoogleAccessTokenSource
+
+    /// - Parameter endpoint: `https://fcm.googleapis.com` or a stand-in.
+    public init(endpoint: String, account: ServiceAccount, transport: HTTPTransportConfiguration) throws {
+        let base = endpoint.hasSuffix("/") ? String(endpoint.dropLast()) : endpoint
+        sendURL = "\(base)/v1/projects/\(account.projectId)/messages:send"
+        pool = try HTTPClientPool(configuration: transport)
+        accessTokens = GoogleAccessTokenSource(account: account, pool: pool)
+    }
+
+    public func accepts(_ command: NotificationCommand) -> Bool {
+        command.path == .push && command.recipient.provider == .fcm
+    }
+
+    public func deliver(_ delivery: Delivery) async -> DeliveryResult {
+        guard let rendering = delivery.command.fcm else { return .rejected(reason: "MissingFCMRendering") }
+        let body = CoreJSON.encode(.object(["message": rendering.message]))
+        let token = rendering.message["token"]?.stringValue ?? ""
+        let first = await send(body, token: token)
+        guard case .unauthenticated(let rejected) = first else { return first.result }
+        if let rejected { accessTokens.invalidate(rejected) }
+        return await send(body, token: token).result
+    }
+
+    public func shutdown() async {
+        await pool.shutdown()
+    }
+
+    private enum Answer {
+        case result(DeliveryResult)
+        case unauthenticated(String?)
+
+        var result: DeliveryResult {
+            switch self {
+            case .result(let result): return result
+            case .unauthenticated: return .retryable(reason: "UNAUTHENTICATED")
+            }
+        }
+    }
+
+    private func send(_ body: [UInt8], token: String) async -> Answer {
+        let accessToken: String
+        do {
+            accessToken = try await accessTokens.accessToken()
+        } catch {
+            return .result(.retryable(reason: "oauth2: \(error)"))
+        }
+        var request = HTTPClientRequest(url: sendURL)
+        request.method = .POST
+        request.headers.add(name: "authorization", value: "Bearer \(accessToken)")
+        request.headers.add(name: "content-type", value: "application/json; charset=UTF-8")
+        request.body = .bytes(ByteBuffer(bytes: body))
+        let response: HTTPResponseSummary
+        do {
+            response = try await pool.execute(request)
+        } catch {
+            return .result(.retryable(reason: "transport: \(error)"))
+        }
+        let status = Int(response.status.code)
+        if (200..<300).contains(status) { return .result(.delivered) }
+        if status == 401 { return .unauthenticated(accessToken) }
+        let reason = Self.errorCode(in: response) ?? "HTTP \(status)"
+        switch reason {
+        case "UNREGISTERED":
+            return .result(.tokenInvalid(reason: reason, token: token))
+        case "QUOTA_EXCEEDED", "UNAVAILABLE", "INTERNAL":
+            return .result(.retryable(reason: reason, retryAfter: response.retryAfter))
+        case "INVALID_ARGUMENT", "SENDER_ID_MISMATCH":
+            return .result(.rejected(reason: reason))
+        default:
+            if status == 429 || status >= 500 { return .result(.retryable(reason: reason, retryAfter: response.retryAfter)) }
+            return .result(.rejected(reason: reason))
+        }
+    }
+
+    /// FCM's error code: `error.details[].errorCode` of the `FcmError` detail, else `error.status`.
+    static func errorCode(in response: HTTPResponseSummary) -> String? {
+        guard let error = response.jsonObject?["error"] as? [String: Any] else { return nil }
+        if let details = error["details"] as? [[String: Any]] {
+            for detail in details {
+                if let code = detail["errorCode"] as? String { return code }
+            }
+        }
+        return error["status"] as? String
+    }
+}

@@ -1,0 +1,155 @@
+import Foundation
+import Hummingbird
+import HummingbirdWebSocket
+import Logging
+import NIOCore
+import NotifyCore
+import Synchronization
+
+/// The in-app gateway: a WebSocket endpoint at `/v1/stream` through which a foreground app
+/// receives its device's `local` commands.
+///
+/// A client connects with `Authorization: Bearer <JWT>`: HS256 with the shared secret, claims
+/// `sub` (user id), `did` (device id) and `exp`. Unsigned, forged, expired or incomplete tokens
+/// get 401. A connected device receives one command JSON per text frame, in order, and answers
+/// each with `{"ack": "<command id>"}`. A newer connection of the same device replaces the older.
+public final class InAppGateway: Sendable {
+    /// The path clients connect to.
+    public static let path = "/v1/stream"
+
+    private let secret: Secret
+    private let logger: Logger
+    private let connections = Mutex<[DeviceAddress: DeviceConnection]>([:])
+
+    /// - Parameter secret: the HS256 secret the app's bearer tokens are signed with.
+    public init(secret: Secret, logger: Logger) {
+        self.secret = secret
+        self.logger = logger
+    }
+
+    /// Serves the gateway on `host:port` while `body` runs; `body` gets the bound port.
+    public func serve<Value: Sendable>(host: String, port: Int, body: (Int) async throws -> Value) async throws -> Value {
+        try await withRunningServer(logger: logger) { onServerRunning in
+            let router = Router(context: BasicWebSocketRequestContext.self)
+            router.ws(RouterPath(stringLiteral: Self.path)) { request, _ in
+                _ = try self.authenticate(request)
+                return .upgrade([:])
+            } onUpgrade: { inbound, outbound, context in
+                let device = try self.authenticate(context.request)
+                try await self.handle(device: device, inbound: inbound, outbound: outbound)
+            }
+            return Application(
+                router: Router(),
+                server: .http1WebSocketUpgrade(webSocketRouter: router),
+                configuration: .init(address: .hostname(host, port: port)),
+                onServerRunning: onServerRunning,
+                logger: logger
+            )
+        } body: { port in
+            try await body(port)
+        }
+    }
+
+    /// Sends `json` (the command `commandId`) to `device` and waits up to `ackTimeout` for its
+    /// acknowledgement.
+    func send(_ json: [UInt8], commandId: String, to device: DeviceAddress, ackTimeout: Duration) async -> DeliveryResult {
+        guard let connection = connections.withLock({ $0[device] }) else {
+            return .undeliverableLocal(reason: "not-connected")
+        }
+        return await connection.send(json, commandId: commandId, ackTimeout: ackTimeout)
+    }
+
+    /// Whether the device has an open connection.
+    public func isConnected(userId: String, deviceId: String) -> Bool {
+        connections.withLock { $0[DeviceAddress(userId: userId, deviceId: deviceId)] != nil }
+    }
+
+    /// The device named by the request's bearer token, or 401.
+    private func authenticate(_ request: Request) throws -> DeviceAddress {
+        guard let authorization = request.headers[.authorization],
+              authorization.lowercased().hasPrefix("bearer ")
+        else { throw HTTPError(.unauthorized) }
+        let token = String(authorization.dropFirst("bearer ".count)).trimmingCharacters(in: .whitespaces)
+        guard let claims = try? JSONWebToken.verifyHS256(token, secret: secret.bytes),
+              let userId = claims["sub"]?.stringValue, !userId.isEmpty,
+              let deviceId = claims["did"]?.stringValue, !deviceId.isEmpty
+        else { throw HTTPError(.unauthorized) }
+        return DeviceAddress(userId: userId, deviceId: deviceId)
+    }
+
+    private func handle(device: DeviceAddress, inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter) async throws {
+        let connection = DeviceConnection(outbound: outbound)
+        let replaced = connections.withLock { $0.updateValue(connection, forKey: device) }
+        replaced?.close(reason: "replaced")
+        logger.debug("device connected", metadata: ["user": "\(device.userId)", "device": "\(device.deviceId)"])
+        defer {
+            connections.withLock { if $0[device] === connection { $0[device] = nil } }
+            connection.close(reason: "disconnected")
+        }
+        for try await message in inbound.messages(maxSize: 64 * 1024) {
+            guard case .text(let text) = message,
+                  let object = (try? JSONSerialization.jsonObject(with: Data(text.utf8))) as? [String: Any],
+                  let acknowledged = object["ack"] as? String
+            else { continue }
+            connection.acknowledge(acknowledged)
+        }
+    }
+}
+
+/// A device as the gateway knows it: user id and device id.
+struct DeviceAddress: Hashable, Sendable {
+    var userId: String
+    var deviceId: String
+}
+
+/// One open WebSocket of one device, with the acknowledgements it is waiting for.
+final class DeviceConnection: Sendable {
+    private let outbound: WebSocketOutboundWriter
+    private let pending = Mutex<(waiters: [String: OneShot<DeliveryResult>], closed: String?)>(([:], nil))
+
+    init(outbound: WebSocketOutboundWriter) {
+        self.outbound = outbound
+    }
+
+    func send(_ json: [UInt8], commandId: String, ackTimeout: Duration) async -> DeliveryResult {
+        let answer = OneShot<DeliveryResult>()
+        let closed = pending.withLock { pending -> String? in
+            if let closed = pending.closed { return closed }
+            pending.waiters[commandId] = answer
+            return nil
+        }
+        if let closed { return .undeliverableLocal(reason: closed) }
+        do {
+            try await outbound.write(.text(String(decoding: json, as: UTF8.self)))
+        } catch {
+            resolve(commandId, with: .undeliverableLocal(reason: "disconnected"))
+        }
+        return await withTaskGroup(of: Void.self) { timer in
+            timer.addTask {
+                try? await Task.sleep(for: ackTimeout)
+                self.resolve(commandId, with: .undeliverableLocal(reason: "ack-timeout"))
+            }
+            let result = await answer.value()
+            timer.cancelAll()
+            return result
+        }
+    }
+
+    func acknowledge(_ commandId: String) {
+        resolve(commandId, with: .delivered)
+    }
+
+    func close(reason: String) {
+        let waiters = pending.withLock { pending in
+            pending.closed = reason
+            defer { pending.waiters = [:] }
+            return pending.waiters
+        }
+        for waiter in waiters.values { waiter.resolve(.undeliverableLocal(reason: reason)) }
+    }
+
+    private func resolve(_ commandId: String, with result: DeliveryResult) {
+        let waiter = pending.withLock { $0.waiters.removeValue(forKey: commandId) }
+        waiter?.resolve(result)
+    }
+}

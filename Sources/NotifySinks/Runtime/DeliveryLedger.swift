@@ -1,0 +1,79 @@
+import Foundation
+import NotifyCore
+import Synchronization
+
+/// What one sink kind has already done, rebuilt from `notify.outcomes`: the command ids that
+/// have an outcome (so none is delivered twice, also after a restart or a redelivery) and the
+/// tokens reported invalid (so nothing more goes to them).
+final class DeliveryLedger: Sendable {
+    private struct State {
+        var decided: Set<String> = []
+        var invalidTokens: [String: Date] = [:]
+        var positions: [Int32: Int64] = [:]
+        var waiters: [(target: [Int32: Int64], done: OneShot<Void>)] = []
+    }
+
+    let kind: String
+    private let state = Mutex(State())
+
+    init(kind: String) {
+        self.kind = kind
+    }
+
+    /// Takes in an outcome of this kind (read back from the topic, or just reported by this instance).
+    func record(_ outcome: LedgerEntry) {
+        state.withLock { state in
+            state.decided.insert(outcome.commandId)
+            if outcome.outcome == .tokenInvalid, let token = outcome.token, !token.isEmpty {
+                let at = Timestamps.parse(outcome.at) ?? Date()
+                state.invalidTokens[token] = max(at, state.invalidTokens[token] ?? at)
+            }
+        }
+    }
+
+    /// Whether `commandId` already has an outcome from this kind.
+    func hasOutcome(_ commandId: String) -> Bool {
+        state.withLock { $0.decided.contains(commandId) }
+    }
+
+    /// Whether `token` was reported invalid after the event behind a command happened (`eventTime`):
+    /// such a command was routed before the route stage learned of it.
+    func isInvalidated(token: String, eventTime: Date) -> Bool {
+        state.withLock { state in
+            guard let invalidatedAt = state.invalidTokens[token] else { return false }
+            return eventTime <= invalidatedAt
+        }
+    }
+
+    /// Notes that partition `partition` of notify.outcomes has been read up to `nextOffset`.
+    func advance(partition: Int32, to nextOffset: Int64) {
+        let ready = state.withLock { state -> [OneShot<Void>] in
+            state.positions[partition] = max(nextOffset, state.positions[partition] ?? 0)
+            let positions = state.positions
+            var ready: [OneShot<Void>] = []
+            state.waiters.removeAll { waiter in
+                guard Self.reached(waiter.target, positions) else { return false }
+                ready.append(waiter.done)
+                return true
+            }
+            return ready
+        }
+        for done in ready { done.resolve(()) }
+    }
+
+    /// Returns once every partition in `target` has been read up to its offset.
+    func waitUntilRead(_ target: [Int32: Int64]) async {
+        let done = OneShot<Void>()
+        let alreadyThere = state.withLock { state -> Bool in
+            if Self.reached(target, state.positions) { return true }
+            state.waiters.append((target, done))
+            return false
+        }
+        if alreadyThere { return }
+        await done.value()
+    }
+
+    private static func reached(_ target: [Int32: Int64], _ positions: [Int32: Int64]) -> Bool {
+        target.allSatisfy { partition, offset in offset <= 0 || (positions[partition] ?? 0) >= offset }
+    }
+}

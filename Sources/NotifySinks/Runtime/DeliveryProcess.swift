@@ -1,0 +1,160 @@
+import Foundation
+import Kafka
+import Logging
+import NotifyCore
+import NotifyPipeline
+
+/// What the runtime does with one device's queue: dedupe, expiry, attempts with backoff, and the
+/// outcome (and dead letter) written before the command counts as done.
+struct DeliveryProcess: Sendable {
+    let sink: any NotificationSink
+    let ledger: DeliveryLedger
+    let producer: KafkaProducer
+    let topics: SinkTopics
+    let retry: RetryPolicy
+    let permits: AsyncPermits
+    let logger: Logger
+
+    /// Works through `device`'s queue until it is empty.
+    func work(_ device: DeviceKey, scheduler: DeliveryScheduler) async {
+        while let item = await scheduler.next(for: device) {
+            let recorded = await process(item)
+            await scheduler.finish(item, recorded: recorded)
+        }
+    }
+
+    /// Returns whether the command is settled (`false`: abandoned because the partition was revoked).
+    ///
+    /// An attempt holds one of the `permits` until its outcome is acknowledged (not while it
+    /// waits for a retry), so at most that many commands are ever between "sent" and "reported".
+    private func process(_ item: QueuedCommand) async -> Bool {
+        let command = item.command
+        if ledger.hasOutcome(command.id) {
+            logger.debug("already decided, not delivering again", metadata: ["command": "\(command.id)"])
+            return true
+        }
+        if let token = command.deviceToken, let eventTime = Timestamps.parse(command.at),
+           ledger.isInvalidated(token: token, eventTime: eventTime) {
+            return await report(item, .tokenInvalid, reason: "token-invalidated", token: token)
+        }
+        guard let expiresAt = Timestamps.parse(command.expiresAt) else {
+            return await report(item, .failed, reason: "invalid expiresAt", deadLetter: true)
+        }
+        var attempt = 1
+        while true {
+            if Date() >= expiresAt {
+                return await report(item, .expired, reason: "expiresAt passed")
+            }
+            await permits.acquire()
+            guard item.lease.isCurrent, !Task.isCancelled else {
+                permits.release()
+                return false
+            }
+            let result = await sink.deliver(Delivery(command: command, json: item.record.value, attempt: attempt))
+            let settled: Bool
+            switch result {
+            case .delivered:
+                settled = await report(item, .delivered)
+            case .tokenInvalid(let reason, let token):
+                settled = await report(item, .tokenInvalid, reason: reason, token: token)
+            case .undeliverableLocal(let reason):
+                settled = await report(item, .undeliverableLocal, reason: reason)
+            case .rejected(let reason):
+                settled = await report(item, .failed, reason: reason, deadLetter: true)
+            case .retryable(let reason, let retryAfter):
+                if attempt >= retry.maxAttempts {
+                    settled = await report(item, .failed, reason: "retries exhausted: \(reason)", deadLetter: true)
+                    break
+                }
+                let delay = retry.delay(afterAttempt: attempt, retryAfter: retryAfter)
+                if Date().addingTimeInterval(delay.seconds) >= expiresAt {
+                    settled = await report(item, .expired, reason: "expires before the next attempt (\(reason))")
+                    break
+                }
+                permits.release()
+                logger.debug("retrying", metadata: ["command": "\(command.id)", "attempt": "\(attempt)", "reason": "\(reason)"])
+                guard await pause(delay, lease: item.lease) else { return false }
+                attempt += 1
+                continue
+            }
+            permits.release()
+            return settled
+        }
+    }
+
+    /// Writes the outcome (and the dead letter) and waits for the broker's acknowledgement.
+    private func report(
+        _ item: QueuedCommand, _ kind: NotificationOutcome.Kind, reason: String? = nil, token: String? = nil,
+        deadLetter: Bool = false
+    ) async -> Bool {
+        let command = item.command
+        let outcome = NotificationOutcome(
+            id: "\(command.id):\(kind.rawValue)", at: Timestamps.format(Date()), commandId: command.id, sink: sink.kind,
+            recipient: command.recipient, conversationId: command.conversationId, messageId: command.messageId,
+            outcome: kind, reason: reason, token: token
+        )
+        var records = [OutgoingRecord(topic: topics.outcomes, key: Array(command.recipient.userId.utf8), value: CoreJSON.encode(outcome))]
+        if deadLetter {
+            records.append(deadLetterRecord(item.record, reason: reason ?? kind.rawValue))
+        }
+        guard await send(records, lease: item.lease) else { return false }
+        ledger.record(LedgerEntry(commandId: command.id, outcome: kind, at: outcome.at, token: token))
+        if kind != .delivered {
+            logger.info("outcome", metadata: ["command": "\(command.id)", "outcome": "\(kind.rawValue)", "reason": "\(reason ?? "")"])
+        }
+        return true
+    }
+
+    /// Dead-letters a record that is not a command at all.
+    func deadLetter(_ record: KafkaRecord, reason: String, lease: PartitionLease) async -> Bool {
+        logger.warning("dead-lettering", metadata: ["partition": "\(record.partition)", "offset": "\(record.offset)", "reason": "\(reason)"])
+        return await send([deadLetterRecord(record, reason: reason)], lease: lease)
+    }
+
+    private func deadLetterRecord(_ record: KafkaRecord, reason: String) -> OutgoingRecord {
+        OutgoingRecord(
+            topic: topics.deadLetters, key: record.key, value: record.value,
+            headers: [
+                KafkaHeader(name: DeadLetterHeader.reason, string: reason),
+                KafkaHeader(name: DeadLetterHeader.sourceTopic, string: record.topic),
+                KafkaHeader(name: DeadLetterHeader.sourcePartition, string: String(record.partition)),
+                KafkaHeader(name: DeadLetterHeader.sourceOffset, string: String(record.offset)),
+            ]
+        )
+    }
+
+    /// Sends until the broker acknowledges, or the partition is gone.
+    private func send(_ records: [OutgoingRecord], lease: PartitionLease) async -> Bool {
+        while true {
+            do {
+                _ = try await producer.send(records)
+                return true
+            } catch {
+                logger.warning("writing an outcome failed, retrying: \(error)")
+                guard await pause(.seconds(1), lease: lease) else { return false }
+            }
+        }
+    }
+
+    /// Sleeps `duration` in short steps; `false` as soon as the lease is revoked or the task cancelled.
+    private func pause(_ duration: Duration, lease: PartitionLease) async -> Bool {
+        let clock = ContinuousClock()
+        let deadline = clock.now.advanced(by: duration)
+        while clock.now < deadline {
+            guard lease.isCurrent else { return false }
+            do {
+                try await Task.sleep(for: min(.milliseconds(50), deadline - clock.now))
+            } catch {
+                return false
+            }
+        }
+        return lease.isCurrent
+    }
+}
+
+extension NotificationCommand {
+    /// The push token the command goes to, if it has one.
+    var deviceToken: String? {
+        apns?.token ?? fcm?.message["token"]?.stringValue
+    }
+}

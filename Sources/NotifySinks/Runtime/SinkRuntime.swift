@@ -1,0 +1,235 @@
+import Foundation
+import Kafka
+import Logging
+import NotifyCore
+import ServiceLifecycle
+import Synchronization
+
+/// The topics a sink reads and writes.
+public struct SinkTopics: Sendable, Hashable {
+    public var commands: String
+    public var outcomes: String
+    public var deadLetters: String
+
+    public init(commands: String = Topic.commands, outcomes: String = Topic.outcomes, deadLetters: String = Topic.dlq) {
+        self.commands = commands
+        self.outcomes = outcomes
+        self.deadLetters = deadLetters
+    }
+}
+
+/// How a ``SinkRuntime`` runs.
+public struct SinkRuntimeConfiguration: Sendable {
+    public var kafka: KafkaClientConfiguration
+    /// The consumer group; `notify-sink-<kind>` when `nil`.
+    public var groupId: String?
+    public var topics: SinkTopics
+    public var retry: RetryPolicy
+    /// Delivery attempts under way at once, over all devices.
+    public var maxInFlight: Int
+    /// Commands read but not finished before reading pauses.
+    public var maxBuffered: Int
+    /// How often finished offsets are stored for commit (librdkafka commits stored offsets in
+    /// the background, before partitions are revoked, and on close).
+    public var storeInterval: Duration
+
+    public init(
+        kafka: KafkaClientConfiguration, groupId: String? = nil, topics: SinkTopics = SinkTopics(),
+        retry: RetryPolicy = RetryPolicy(), maxInFlight: Int = 512, maxBuffered: Int = 20_000,
+        storeInterval: Duration = .milliseconds(100)
+    ) {
+        self.kafka = kafka
+        self.groupId = groupId
+        self.topics = topics
+        self.retry = retry
+        self.maxInFlight = maxInFlight
+        self.maxBuffered = maxBuffered
+        self.storeInterval = storeInterval
+    }
+}
+
+/// Runs one ``NotificationSink`` as a member of a consumer group on `notify.commands`.
+///
+/// For every command the kind accepts:
+/// - commands of one device are delivered in order, one at a time; a command in backoff holds
+///   back only its own device;
+/// - a command id that already has an outcome from this kind (read back from `notify.outcomes`,
+///   which is caught up before a newly assigned partition is processed) is not delivered again;
+/// - a command past `expiresAt` is reported `expired`; one whose token was reported invalid
+///   after its event is reported `token-invalid` without being sent;
+/// - passing failures are retried with ``RetryPolicy``; permanent or exhausted ones are reported
+///   `failed` and dead-lettered to `notify.dlq` with the pipeline's ``DeadLetterHeader``s
+///   (`notify-reason`, `notify-source-topic`, `-partition`, `-offset`); undecodable commands
+///   are dead-lettered too;
+/// - every outcome goes to `notify.outcomes` (key: user id), and an offset is committed only once
+///   the outcomes of it and of everything before it in its partition are acknowledged.
+///
+/// ``run()`` returns after ``stop()`` (or a graceful shutdown of its service group): it stops
+/// reading, finishes the attempts under way, reports them, commits and leaves the group. Commands
+/// not finished are read again by the next owner, and the ledger keeps them from going out twice.
+public final class SinkRuntime: Service, Sendable {
+    private let sink: any NotificationSink
+    private let configuration: SinkRuntimeConfiguration
+    private let logger: Logger
+    private let stopRequested = OneShot<Void>()
+
+    public init(sink: any NotificationSink, configuration: SinkRuntimeConfiguration, logger: Logger) {
+        self.sink = sink
+        self.configuration = configuration
+        self.logger = logger
+    }
+
+    /// Asks ``run()`` to finish its work and return.
+    public func stop() {
+        stopRequested.resolve(())
+    }
+
+    /// Runs until ``stop()``, a graceful shutdown of the service group, or cancellation (which
+    /// also interrupts attempts under way, like a crash would).
+    public func run() async throws {
+        try await withTaskCancellationHandler {
+            try await withGracefulShutdownHandler {
+                try await runUntilStopped()
+            } onGracefulShutdown: {
+                self.stop()
+            }
+        } onCancel: {
+            self.stop()
+        }
+    }
+
+    private func runUntilStopped() async throws {
+        let topics = configuration.topics
+        let ledger = DeliveryLedger(kind: sink.kind)
+        let producer = try KafkaProducer(configuration: configuration.kafka, logger: logger)
+        let follower = try await OutcomeFollower(kafka: configuration.kafka, topic: topics.outcomes, ledger: ledger, logger: logger)
+        let (workerStarts, workerStartsContinuation) = AsyncStream.makeStream(of: DeviceKey.self)
+        let scheduler = DeliveryScheduler(
+            topic: topics.commands, maxBuffered: configuration.maxBuffered, workerStarts: workerStartsContinuation
+        )
+        let delivery = DeliveryProcess(
+            sink: sink, ledger: ledger, producer: producer, topics: topics, retry: configuration.retry,
+            permits: AsyncPermits(limit: configuration.maxInFlight), logger: logger
+        )
+        let consumerCell = ConsumerCell()
+        let logger = self.logger
+        let hooks = RebalanceHooks(
+            assigned: { assigned in
+                // Outcomes written by the previous owner must be known before its commands are redone.
+                do {
+                    try await follower.catchUp()
+                } catch {
+                    logger.error("could not catch up with \(topics.outcomes): \(error)")
+                }
+                await scheduler.assign(assigned.map(\.partition))
+            },
+            revoked: { revoked in
+                let offsets = await scheduler.revoke(revoked.map(\.partition))
+                guard !offsets.isEmpty, let consumer = consumerCell.consumer else { return }
+                do {
+                    // The consumer commits stored offsets before it gives the partitions up.
+                    try consumer.store(offsets)
+                } catch {
+                    logger.warning("storing offsets on revocation failed: \(error)")
+                }
+            }
+        )
+        let consumer = try KafkaConsumer(
+            configuration: KafkaConsumerConfiguration(
+                client: configuration.kafka, groupId: configuration.groupId ?? "notify-sink-\(sink.kind)", autoOffsetReset: .earliest
+            ),
+            hooks: hooks,
+            logger: logger
+        )
+        consumerCell.consumer = consumer
+        try consumer.subscribe([topics.commands])
+
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask {
+                do {
+                    try await follower.run()
+                } catch {
+                    // Without the ledger nothing may be delivered: stop, and report why.
+                    logger.error("reading \(topics.outcomes) failed: \(error)")
+                    self.stop()
+                    throw error
+                }
+            }
+            group.addTask {
+                await withDiscardingTaskGroup { workers in
+                    for await device in workerStarts {
+                        workers.addTask { await delivery.work(device, scheduler: scheduler) }
+                    }
+                }
+            }
+            group.addTask { try await self.storePeriodically(consumer: consumer, scheduler: scheduler) }
+            let closed = OneShot<Void>()
+            group.addTask {
+                // Closing leaves the group: the revoked hook lets attempts under way finish and
+                // stores their offsets, which are committed; then `batches` ends.
+                await self.stopRequested.value()
+                await consumer.close()
+                // The hooks hold the cell: emptying it breaks the cycle consumer -> hooks -> consumer.
+                consumerCell.consumer = nil
+                closed.resolve(())
+            }
+            var failure: (any Error)?
+            do {
+                try await read(consumer: consumer, scheduler: scheduler, delivery: delivery)
+            } catch {
+                failure = error
+                stop()
+            }
+            await closed.value()
+            await follower.close()
+            workerStartsContinuation.finish()
+            group.cancelAll()
+            if let failure { throw failure }
+        }
+        await producer.close()
+        await sink.shutdown()
+    }
+
+    private func read(consumer: KafkaConsumer, scheduler: DeliveryScheduler, delivery: DeliveryProcess) async throws {
+        for try await batch in consumer.batches {
+            let classified = batch.map { record -> ReadRecord in
+                do throws(InvalidRecord) {
+                    let command = try NotificationCommand(record: record.value)
+                    return sink.accepts(command) ? .command(record, command) : .notForThisKind(record)
+                } catch {
+                    return .invalid(record, reason: "invalid command: \(error)")
+                }
+            }
+            for (record, reason, lease) in await scheduler.admit(classified) {
+                if await delivery.deadLetter(record, reason: reason, lease: lease) {
+                    await scheduler.finishDeadLettered(record)
+                }
+            }
+            await scheduler.waitForRoom()
+        }
+    }
+
+    private func storePeriodically(consumer: KafkaConsumer, scheduler: DeliveryScheduler) async throws {
+        while true {
+            try await Task.sleep(for: configuration.storeInterval)
+            let offsets = await scheduler.storable()
+            guard !offsets.isEmpty else { continue }
+            do {
+                try consumer.store(offsets)
+                await scheduler.stored(offsets)
+            } catch {
+                logger.debug("storing offsets failed (partition moving?): \(error)")
+            }
+        }
+    }
+}
+
+/// The consumer, for its own rebalance hooks (which exist before it does).
+private final class ConsumerCell: Sendable {
+    private let cell = Mutex<KafkaConsumer?>(nil)
+
+    var consumer: KafkaConsumer? {
+        get { cell.withLock { $0 } }
+        set { cell.withLock { $0 = newValue } }
+    }
+}

@@ -1,0 +1,193 @@
+import ArgumentParser
+import Crypto
+import Foundation
+import Kafka
+import Logging
+import NotifyCore
+import NotifySinkStandIns
+import NotifySinks
+import Synchronization
+
+/// `notify-bench sink --kind apns`: the APNs sink (runtime and kind) reading prefilled commands
+/// from an embedded broker and sending them over HTTP/2 with TLS to a loopback APNs stand-in
+/// that checks the provider token and headers but keeps nothing. Throughput is counted from the
+/// first attempt to the last answer; the latency is one attempt's, request to answer.
+/// `--kind jsonl` (to /dev/null) measures the runtime and Kafka alone, for comparison.
+struct SinkBenchmark: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "sink",
+        abstract: "Deliveries per second (and p99 latency) of a sink against a local stand-in."
+    )
+
+    @Option(help: "The sink kind: apns, or jsonl (to /dev/null: the runtime and Kafka alone).")
+    var kind = "apns"
+
+    @Option(help: "Notifications to deliver.")
+    var count = 50_000
+
+    @Option(help: "Distinct devices (commands of one device go one at a time).")
+    var devices = 10_000
+
+    @Option(help: "HTTP/2 connections to the stand-in.")
+    var connections = 2
+
+    @Option(help: "Attempts under way at once (loopback answers in well under a millisecond, so few are needed).")
+    var maxInFlight = 64
+
+    func validate() throws {
+        guard kind == "apns" || kind == "jsonl" else { throw ValidationError("--kind must be apns or jsonl") }
+        guard count > 0, devices > 0 else { throw ValidationError("--count and --devices must be positive") }
+    }
+
+    func run() async throws {
+        var logger = Logger(label: "notify.bench.sink")
+        logger.logLevel = .error
+        let authority = try await TestCertificateAuthority.make()
+        defer { authority.remove() }
+        let broker = try EmbeddedBroker(logger: logger)
+        defer { broker.shutdown() }
+        for topic in ["notify.commands", "notify.outcomes"] { try broker.createTopic(topic, partitions: 8) }
+        try broker.createTopic("notify.dlq", partitions: 1)
+        let kafka = KafkaClientConfiguration(bootstrapServers: broker.bootstrapServers, clientId: "notify-bench")
+        try await prefill(kafka: kafka, logger: logger)
+
+        let timings: TimedSink.Summary
+        if kind == "jsonl" {
+            timings = try await measure(try JSONLSink(path: "/dev/null"), kafka: kafka, logger: logger)
+        } else {
+            let key = P256.Signing.PrivateKey()
+            let apns = APNsStandIn(publicKey: key.publicKey, keyId: "BENCHKEY01", teamId: "BENCHTEAM1", keepsRequests: false)
+            timings = try await apns.serve(tls: authority, logger: logger) { port in
+                let sink = try APNsSink(
+                    endpoint: "https://127.0.0.1:\(port)",
+                    providerToken: try APNsProviderToken(
+                        p8: Secret(bytes: Array(key.pemRepresentation.utf8), origin: "bench"), keyId: "BENCHKEY01", teamId: "BENCHTEAM1"),
+                    transport: HTTPTransportConfiguration(caFile: authority.caFile, connections: connections)
+                )
+                return try await measure(sink, kafka: kafka, logger: logger)
+            }
+            guard apns.ledger.count == count else {
+                throw ValidationError("only \(apns.ledger.count) of \(count) notifications arrived")
+            }
+        }
+        let seconds = timings.elapsed.seconds
+        print("sink \(kind): " + String(
+            format: "%d notifications in %.2f s = %.0f notifications/s, p99 %.1f ms",
+            count, seconds, Double(count) / seconds, timings.p99.seconds * 1000))
+    }
+
+    /// Runs `sink` under a runtime until it has delivered `count` commands.
+    private func measure(_ sink: any NotificationSink, kafka: KafkaClientConfiguration, logger: Logger) async throws -> TimedSink.Summary {
+        let timed = TimedSink(sink, expected: count)
+        let runtime = SinkRuntime(sink: timed, configuration: SinkRuntimeConfiguration(kafka: kafka, maxInFlight: maxInFlight), logger: logger)
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { try await runtime.run() }
+            await timed.waitForDeliveries(count, timeout: .seconds(600))
+            runtime.stop()
+            try await group.waitForAll()
+        }
+        return timed.summary()
+    }
+
+    /// Writes `count` commands for `devices` devices to notify.commands.
+    private func prefill(kafka: KafkaClientConfiguration, logger: Logger) async throws {
+        let producer = try KafkaProducer(configuration: kafka, logger: logger)
+        let encoder = JSONEncoder()
+        let now = Date()
+        let expiresAt = now.addingTimeInterval(3600).formatted(.iso8601)
+        var records: [OutgoingRecord] = []
+        for index in 0..<count {
+            let device = index % devices
+            let id = "bench-\(index)"
+            let command = NotificationCommand(
+                id: id, at: now.formatted(.iso8601), path: .push,
+                recipient: Recipient(userId: "user-\(device)", deviceId: "device-\(device)", platform: .ios, provider: .apns),
+                conversationId: "conversation-\(device % 97)", messageId: "message-\(index)", expiresAt: expiresAt,
+                content: .object(["title": .string("Ana"), "body": .string("message \(index)")]),
+                apns: APNsRendering(
+                    token: String(format: "%064x", device),
+                    headers: ["apns-push-type": "alert", "apns-priority": "10", "apns-topic": "com.example.chat"],
+                    payload: .object([
+                        "aps": .object(["alert": .object(["title": .string("Ana"), "body": .string("message \(index)")])]),
+                        "talkroom-id": .string("conversation-\(device % 97)"),
+                    ])
+                )
+            )
+            records.append(OutgoingRecord(topic: "notify.commands", key: Array("user-\(device)".utf8), value: Array(try encoder.encode(command))))
+            if records.count == 10_000 {
+                _ = try await producer.send(records)
+                records.removeAll(keepingCapacity: true)
+            }
+        }
+        if !records.isEmpty { _ = try await producer.send(records) }
+        await producer.close()
+    }
+}
+
+/// Wraps a sink and times each attempt.
+final class TimedSink: NotificationSink {
+    struct Summary: Sendable {
+        var elapsed: Duration
+        var p99: Duration
+    }
+
+    private let inner: any NotificationSink
+    private let clock = ContinuousClock()
+    private let state: Mutex<(first: ContinuousClock.Instant?, last: ContinuousClock.Instant?, latencies: [Duration])>
+    private let delivered = AsyncStream<Int>.makeStream()
+
+    init(_ inner: any NotificationSink, expected: Int) {
+        self.inner = inner
+        var latencies: [Duration] = []
+        latencies.reserveCapacity(expected)
+        state = Mutex((nil, nil, latencies))
+    }
+
+    var kind: String { inner.kind }
+
+    func accepts(_ command: NotificationCommand) -> Bool { inner.accepts(command) }
+
+    func deliver(_ delivery: Delivery) async -> DeliveryResult {
+        let started = clock.now
+        let result = await inner.deliver(delivery)
+        let ended = clock.now
+        let attempts = state.withLock { state in
+            if state.first == nil { state.first = started }
+            state.last = ended
+            state.latencies.append(ended - started)
+            return state.latencies.count
+        }
+        if result == .delivered { delivered.continuation.yield(attempts) }
+        return result
+    }
+
+    func shutdown() async { await inner.shutdown() }
+
+    /// Returns once `count` attempts were made and delivered, or after `timeout`.
+    func waitForDeliveries(_ count: Int, timeout: Duration) async {
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask {
+                var deliveries = 0
+                for await _ in self.delivered.stream {
+                    deliveries += 1
+                    if deliveries >= count { return }
+                }
+            }
+            group.addTask { try? await Task.sleep(for: timeout) }
+            await group.next()
+            group.cancelAll()
+        }
+    }
+
+    func summary() -> Summary {
+        state.withLock { state in
+            let sorted = state.latencies.sorted()
+            let p99 = sorted.isEmpty ? .zero : sorted[min(sorted.count - 1, Int(Double(sorted.count) * 0.99))]
+            return Summary(elapsed: (state.last ?? clock.now) - (state.first ?? clock.now), p99: p99)
+        }
+    }
+}
+
+extension Duration {
+    var seconds: Double { Double(components.seconds) + Double(components.attoseconds) / 1e18 }
+}
