@@ -168,6 +168,15 @@ let package = Package(
         ),
         // Deploy/ checks: the compose and Kubernetes files parse, and every `notify` command they run exists.
         .testTarget(name: "DeployTests", dependencies: ["NotifyCLI", "NotifyService"]),
-        .testTarget(name: "NotifyCLITests", dependencies: ["NotifyCLI"]),
+        .testTarget(
+            name: "NotifyCLITests",
+            dependencies: [
+                "NotifyCLI",
+                "Kafka",
+                "NotifyCore",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
     ]
 )

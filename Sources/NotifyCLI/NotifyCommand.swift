@@ -6,6 +6,7 @@ public struct NotifyCommand: AsyncParsableCommand {
         commandName: "notify",
         abstract: "An event-sourced notification pipeline on Kafka.",
         subcommands: [
+            DevCommand.self,
             ConfigCommand.self,
             BrokerCommand.self,
             RenderCommand.self,

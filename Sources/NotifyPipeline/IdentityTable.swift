@@ -37,8 +37,8 @@ struct IdentityTable: Sendable {
         return (state, positions)
     }
 
-    /// Follows the topic from `positions`, handing each identity event to `deliver`, until cancelled.
-    func follow(from positions: [TopicPartition: Int64], deliver: @escaping @Sendable (FanoutInput) async throws -> Void) async throws {
+    /// Follows the topic from `positions`, handing each readable identity record to `deliver`, until cancelled.
+    func follow(from positions: [TopicPartition: Int64], deliver: @escaping @Sendable (KafkaRecord) async throws -> Void) async throws {
         let consumer = try KafkaConsumer(
             configuration: .init(client: client, groupId: "notify-identities"), logger: logger)
         try consumer.assign(positions.mapValues { .offset($0) })
@@ -46,9 +46,8 @@ struct IdentityTable: Sendable {
             for try await batch in consumer.batches {
                 for record in batch {
                     do {
-                        if let input = try InputEvent.decode(topic: Topic.identities, value: record.value).fanoutInput {
-                            try await deliver(input)
-                        }
+                        _ = try InputEvent.decode(topic: Topic.identities, value: record.value)
+                        try await deliver(record)
                     } catch let error as EventDecodingError {
                         logger.warning("Unreadable identity record skipped: \(error)", metadata: [
                             "partition": "\(record.partition)", "offset": "\(record.offset)",

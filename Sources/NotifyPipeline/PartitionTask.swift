@@ -125,13 +125,19 @@ struct PartitionTask<Logic: StageLogic>: Sendable {
         return output
     }
 
-    /// Applies an input that is not a record of this partition (an identity every task hears).
-    mutating func apply(_ input: Logic.Input, logic: Logic) -> TaskOutput {
-        var output = TaskOutput()
-        var touched: Set<String> = []
-        apply(logic.fold(&state, input), touched: &touched, into: &output)
-        finish(touched: touched, logic: logic, into: &output)
-        return output
+    /// Takes a record every task hears (an identity), to be folded in event-time order with this
+    /// partition's records (see ``StageAlignment``), or at once when the stage does not align.
+    mutating func hear(_ record: KafkaRecord, logic: Logic, limits: RecordLimits) -> TaskOutput {
+        guard logic.alignment != nil else {
+            var output = TaskOutput()
+            var touched: Set<String> = []
+            fold(record, logic: logic, limits: limits, touched: &touched, into: &output)
+            finish(touched: touched, logic: logic, into: &output)
+            return output
+        }
+        let index = aligning.firstIndex { ($0.record.timestampMilliseconds ?? 0) > (record.timestampMilliseconds ?? 0) }
+        aligning.insert((record, .now), at: index ?? aligning.endIndex)
+        return TaskOutput()
     }
 
     /// Puts back a changelog record.
@@ -144,7 +150,8 @@ struct PartitionTask<Logic: StageLogic>: Sendable {
     private mutating func fold(
         _ record: KafkaRecord, logic: Logic, limits: RecordLimits, touched: inout Set<String>, into output: inout TaskOutput
     ) {
-        if let key = record.key.map({ String(decoding: $0, as: UTF8.self) }),
+        let partitioned = logic.inputTopics.contains(record.topic)
+        if partitioned, let key = record.key.map({ String(decoding: $0, as: UTF8.self) }),
            let last = applied[key]?[record.topic], record.offset <= last {
             return  // Its effects are in the restored state already.
         }
@@ -159,7 +166,7 @@ struct PartitionTask<Logic: StageLogic>: Sendable {
             output.deadLetters.append(DeadLetter(record, reason: error.description))
             return
         }
-        if recent[event.key]?.contains(event.id) == true {
+        if partitioned, recent[event.key]?.contains(event.id) == true {
             return  // The same event again (re-emitted upstream after a crash): applied already.
         }
         guard let input = logic.input(from: event) else {
@@ -170,10 +177,13 @@ struct PartitionTask<Logic: StageLogic>: Sendable {
         if let rejection = step.rejection {
             output.deadLetters.append(DeadLetter(record, reason: rejection))
         }
-        applied[event.key, default: [:]][record.topic] = record.offset
-        recent[event.key, default: []].append(event.id)
-        if recent[event.key]!.count > Self.recentLimit { recent[event.key]!.removeFirst() }
-        touched.insert(event.key)
+        if partitioned {
+            // Bookkeeping of this partition's own input (not of records every task hears).
+            applied[event.key, default: [:]][record.topic] = record.offset
+            recent[event.key, default: []].append(event.id)
+            if recent[event.key]!.count > Self.recentLimit { recent[event.key]!.removeFirst() }
+            touched.insert(event.key)
+        }
         if let id = logic.waitingId(of: event) {
             waiting[id] = Position(key: event.key, topic: record.topic, offset: record.offset)
         }

@@ -49,11 +49,12 @@ public enum StageName: String, Sendable, CaseIterable {
 
 /// Event-time alignment of a stage's side inputs with its driving input.
 ///
-/// A side-input record (a read, a client state) is folded only once a
-/// driving record (a fanout record) at or after its time has arrived, or once
-/// it has waited ``maximumWait``. So a `conversation.read` that reaches stage 2
-/// sooner than the fanout record of an earlier message (which went through
-/// stage 1, perhaps waiting for an identity) does not overtake it.
+/// A side-input record (a read, a client state; an identity, a conversation) is
+/// folded only once a driving record (a fanout record; a message) at or after its
+/// time has arrived, or once it has waited ``maximumWait``. So a
+/// `conversation.read` that reaches stage 2 sooner than the fanout record of an
+/// earlier message (which went through stage 1, perhaps waiting for an identity)
+/// does not overtake it, and an identity does not overtake the messages before it.
 struct StageAlignment: Sendable {
     var drivingTopic: String
     var maximumWait: Duration
@@ -77,17 +78,14 @@ struct FanoutStageLogic: StageLogic {
     var name: StageName { .fanout }
     var inputTopics: [String] { [Topic.conversations, Topic.messages] }
     var changelogTopic: String { Topic.fanoutChangelog }
-    var alignment: StageAlignment? { nil }
+    /// Identities come through their own consumer and conversations through another fetch:
+    /// they wait (briefly: a held message's own wait is running) for the message stream to reach their time.
+    var alignment: StageAlignment? { StageAlignment(drivingTopic: Topic.messages, maximumWait: .milliseconds(200)) }
     var tableTopics: [String] { [Topic.conversations] }
 
     func initialState() -> FanoutState { identities }
 
-    func input(from event: InputEvent) -> FanoutInput? {
-        switch event {
-        case .message, .conversation: event.fanoutInput
-        default: nil
-        }
-    }
+    func input(from event: InputEvent) -> FanoutInput? { event.fanoutInput }
 
     func clock(_ time: EventTime) -> FanoutInput { .clock(time) }
 

@@ -60,11 +60,11 @@ actor StageRunner<Logic: StageLogic> {
         try await send(output)
     }
 
-    /// Applies an input every task hears (an identity), and queues what it made.
-    func broadcast(_ input: Logic.Input) async throws {
+    /// Hands a record every task hears (an identity) to every task, and queues what it made.
+    func broadcast(_ record: KafkaRecord) async throws {
         var output = TaskOutput()
         for partition in tasks.keys.sorted() {
-            output.append(tasks[partition]!.apply(input, logic: logic))
+            output.append(tasks[partition]!.hear(record, logic: logic, limits: limits))
         }
         try await send(output)
     }

@@ -144,9 +144,3 @@ final class CommandClock: Sendable {
         }
     }
 }
-
-extension Duration {
-    var seconds: Double {
-        Double(components.seconds) + Double(components.attoseconds) / 1e18
-    }
-}
