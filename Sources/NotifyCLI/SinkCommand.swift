@@ -3,6 +3,7 @@ import Foundation
 import Kafka
 import Logging
 import NotifyCore
+import NotifyService
 import NotifySinks
 import ServiceLifecycle
 import UnixSignals
@@ -26,6 +27,7 @@ struct SinkCommand: AsyncParsableCommand {
     }
 
     @OptionGroup var kafka: KafkaOptions
+    @OptionGroup var service: ServiceOptions
 
     @Option(help: "The sink kind: apns, fcm, inapp, webhook or jsonl.")
     var kind: Kind
@@ -82,15 +84,25 @@ struct SinkCommand: AsyncParsableCommand {
     var out: String?
 
     func run() async throws {
-        var logger = Logger(label: "notify.sink.\(kind.rawValue)")
-        logger.logLevel = .info
+        let settings = try await service.loadSettings(kafka: kafka)
+        let logger = settings.logger(label: "notify.sink.\(kind.rawValue)")
+        let shell = ServiceShell(settings: settings, logger: logger)
+        shell.metrics.bootstrapMetricsSystem()
         let transport = HTTPTransportConfiguration(caFile: caFile, connections: connections)
+        let sinkKind = kind.rawValue
         let runtimeConfiguration = SinkRuntimeConfiguration(
             kafka: KafkaClientConfiguration(
-                bootstrapServers: try kafka.bootstrapServers(), clientId: "notify-sink-\(kind.rawValue)",
-                properties: try kafka.librdkafkaProperties()
+                bootstrapServers: settings.kafka.bootstrap, clientId: "notify-sink-\(kind.rawValue)",
+                properties: settings.kafka.properties
             ),
-            groupId: group, retry: RetryPolicy(maxAttempts: maxAttempts), maxInFlight: maxInFlight
+            groupId: group, retry: RetryPolicy(maxAttempts: maxAttempts), maxInFlight: maxInFlight,
+            observer: SinkObserver(
+                onReady: { shell.status.markReady() },
+                onOutcome: { outcome in
+                    shell.metrics.recordSinkOutcome(kind: sinkKind, outcome: outcome.outcome.rawValue, reason: outcome.reason)
+                    shell.console.publish(.outcome(outcome))
+                },
+                onRetry: { reason in shell.metrics.recordRetry(kind: sinkKind, reason: reason) })
         )
         switch kind {
         case .apns:
@@ -99,11 +111,11 @@ struct SinkCommand: AsyncParsableCommand {
                 keyId: try required(keyId, "--key-id"), teamId: try required(teamId, "--team-id")
             )
             let sink = try APNsSink(endpoint: endpoint ?? "https://api.push.apple.com", providerToken: token, transport: transport)
-            try await serve(SinkRuntime(sink: sink, configuration: runtimeConfiguration, logger: logger), logger: logger)
+            try await serve(SinkRuntime(sink: sink, configuration: runtimeConfiguration, logger: logger), shell: shell)
         case .fcm:
             let account = try ServiceAccount(json: try Secret.load(file: serviceAccount, environmentVariable: "NOTIFY_FCM_SERVICE_ACCOUNT"))
             let sink = try FCMSink(endpoint: endpoint ?? "https://fcm.googleapis.com", account: account, transport: transport)
-            try await serve(SinkRuntime(sink: sink, configuration: runtimeConfiguration, logger: logger), logger: logger)
+            try await serve(SinkRuntime(sink: sink, configuration: runtimeConfiguration, logger: logger), shell: shell)
         case .inapp:
             let (host, port) = try hostAndPort(listen)
             let gateway = InAppGateway(
@@ -113,7 +125,7 @@ struct SinkCommand: AsyncParsableCommand {
             let sink = InAppSink(gateway: gateway, ackTimeout: .milliseconds(ackTimeoutMs))
             try await gateway.serve(host: host, port: port) { port in
                 logger.info("in-app gateway listening on \(host):\(port)\(InAppGateway.path)")
-                try await serve(SinkRuntime(sink: sink, configuration: runtimeConfiguration, logger: logger), logger: logger)
+                try await serve(SinkRuntime(sink: sink, configuration: runtimeConfiguration, logger: logger), shell: shell)
             }
         case .webhook:
             let sink = try WebhookSink(
@@ -121,17 +133,18 @@ struct SinkCommand: AsyncParsableCommand {
                 secret: try Secret.load(file: secretFile, environmentVariable: "NOTIFY_WEBHOOK_SECRET", trimmingTrailingNewline: true),
                 selection: try selection(), transport: transport
             )
-            try await serve(SinkRuntime(sink: sink, configuration: runtimeConfiguration, logger: logger), logger: logger)
+            try await serve(SinkRuntime(sink: sink, configuration: runtimeConfiguration, logger: logger), shell: shell)
         case .jsonl:
             let sink = try JSONLSink(path: try required(out, "--out"), selection: try selection())
-            try await serve(SinkRuntime(sink: sink, configuration: runtimeConfiguration, logger: logger), logger: logger)
+            try await serve(SinkRuntime(sink: sink, configuration: runtimeConfiguration, logger: logger), shell: shell)
         }
     }
 
-    /// Runs the runtime until SIGTERM or SIGINT asks it to finish.
-    private func serve(_ runtime: SinkRuntime, logger: Logger) async throws {
-        let group = ServiceGroup(configuration: .init(services: [runtime], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
-        try await group.run()
+    /// Runs the runtime, with /healthz, /readyz and /metrics, until SIGTERM or SIGINT asks it to finish.
+    private func serve(_ runtime: SinkRuntime, shell: ServiceShell) async throws {
+        try await shell.run([runtime]) { address in
+            shell.logger.info("Serving /healthz, /readyz and /metrics at http://\(address)")
+        }
     }
 
     private func required(_ value: String?, _ option: String) throws -> String {

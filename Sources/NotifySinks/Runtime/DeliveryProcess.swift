@@ -13,6 +13,7 @@ struct DeliveryProcess: Sendable {
     let topics: SinkTopics
     let retry: RetryPolicy
     let permits: AsyncPermits
+    let observer: SinkObserver
     let logger: Logger
 
     /// Works through `device`'s queue until it is empty.
@@ -72,6 +73,7 @@ struct DeliveryProcess: Sendable {
                     break
                 }
                 permits.release()
+                observer.onRetry(reason)
                 logger.debug("retrying", metadata: ["command": "\(command.id)", "attempt": "\(attempt)", "reason": "\(reason)"])
                 guard await pause(delay, lease: item.lease) else { return false }
                 attempt += 1
@@ -99,6 +101,7 @@ struct DeliveryProcess: Sendable {
         }
         guard await send(records, lease: item.lease) else { return false }
         ledger.record(LedgerEntry(commandId: command.id, outcome: kind, at: outcome.at, token: token))
+        observer.onOutcome(outcome)
         if kind != .delivered {
             logger.info("outcome", metadata: ["command": "\(command.id)", "outcome": "\(kind.rawValue)", "reason": "\(reason ?? "")"])
         }

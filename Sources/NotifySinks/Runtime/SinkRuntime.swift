@@ -18,6 +18,27 @@ public struct SinkTopics: Sendable, Hashable {
     }
 }
 
+/// Hooks for what a sink does, for readiness, metrics and the console. Each is called after the
+/// fact and must return quickly.
+public struct SinkObserver: Sendable {
+    /// The first assignment's outcomes are caught up: the sink is ready.
+    public var onReady: @Sendable () -> Void
+    /// An outcome was acknowledged by the broker.
+    public var onOutcome: @Sendable (NotificationOutcome) -> Void
+    /// An attempt failed for a passing reason and will be retried.
+    public var onRetry: @Sendable (_ reason: String) -> Void
+
+    public init(
+        onReady: @escaping @Sendable () -> Void = {},
+        onOutcome: @escaping @Sendable (NotificationOutcome) -> Void = { _ in },
+        onRetry: @escaping @Sendable (String) -> Void = { _ in }
+    ) {
+        self.onReady = onReady
+        self.onOutcome = onOutcome
+        self.onRetry = onRetry
+    }
+}
+
 /// How a ``SinkRuntime`` runs.
 public struct SinkRuntimeConfiguration: Sendable {
     public var kafka: KafkaClientConfiguration
@@ -32,12 +53,15 @@ public struct SinkRuntimeConfiguration: Sendable {
     /// How often finished offsets are stored for commit (librdkafka commits stored offsets in
     /// the background, before partitions are revoked, and on close).
     public var storeInterval: Duration
+    /// Who hears about readiness, outcomes and retries.
+    public var observer: SinkObserver
 
     public init(
         kafka: KafkaClientConfiguration, groupId: String? = nil, topics: SinkTopics = SinkTopics(),
         retry: RetryPolicy = RetryPolicy(), maxInFlight: Int = 512, maxBuffered: Int = 20_000,
-        storeInterval: Duration = .milliseconds(100)
+        storeInterval: Duration = .milliseconds(100), observer: SinkObserver = SinkObserver()
     ) {
+        self.observer = observer
         self.kafka = kafka
         self.groupId = groupId
         self.topics = topics
@@ -109,10 +133,11 @@ public final class SinkRuntime: Service, Sendable {
         )
         let delivery = DeliveryProcess(
             sink: sink, ledger: ledger, producer: producer, topics: topics, retry: configuration.retry,
-            permits: AsyncPermits(limit: configuration.maxInFlight), logger: logger
+            permits: AsyncPermits(limit: configuration.maxInFlight), observer: configuration.observer, logger: logger
         )
         let consumerCell = ConsumerCell()
         let logger = self.logger
+        let observer = configuration.observer
         let hooks = RebalanceHooks(
             assigned: { assigned in
                 // Outcomes written by the previous owner must be known before its commands are redone.
@@ -122,6 +147,7 @@ public final class SinkRuntime: Service, Sendable {
                     logger.error("could not catch up with \(topics.outcomes): \(error)")
                 }
                 await scheduler.assign(assigned.map(\.partition))
+                observer.onReady()
             },
             revoked: { revoked in
                 let offsets = await scheduler.revoke(revoked.map(\.partition))

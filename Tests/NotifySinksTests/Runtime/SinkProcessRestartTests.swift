@@ -22,7 +22,7 @@ final class SinkProcess: Sendable {
         log = try temporaryFile("sink.log", contents: [])
         process = Process()
         process.executableURL = executable
-        process.arguments = ["sink"] + arguments
+        process.arguments = ["sink", "--http-listen", "127.0.0.1:0"] + arguments
         process.standardOutput = FileHandle(forWritingAtPath: log)
         process.standardError = FileHandle(forWritingAtPath: log)
         try process.run()
