@@ -1,0 +1,33 @@
+import Foundation
+import Kafka
+import Testing
+
+@Suite struct PauseResumeTests {
+    /// A paused partition delivers nothing until it is resumed; the other partition keeps flowing.
+    @Test func pausedPartitionWaitsWhileOthersFlow() async throws {
+        try await withEmbeddedBroker(topics: ["paused": 2]) { broker in
+            let consumer = try KafkaConsumer(
+                configuration: .init(client: clientConfiguration(broker), groupId: "pause"), logger: testLogger)
+            let first = TopicPartition(topic: "paused", partition: 0)
+            let second = TopicPartition(topic: "paused", partition: 1)
+            try consumer.assign([first: .beginning, second: .beginning])
+            try consumer.pause([first])
+            let producer = try KafkaProducer(configuration: clientConfiguration(broker), logger: testLogger)
+            _ = try await producer.send((0..<10).map {
+                OutgoingRecord(topic: "paused", key: nil, value: Array("\($0)".utf8), partition: Int32($0 % 2))
+            })
+            await producer.close()
+
+            let whilePaused = try await collect(consumer, count: 5)
+            #expect(whilePaused.allSatisfy { $0.partition == 1 })
+            // Nothing of the paused partition comes while it stays paused.
+            let nothing = try? await collect(consumer, count: 1, timeout: .seconds(2))
+            #expect(nothing == nil)
+            try consumer.resume([first])
+            let afterResume = try await collect(consumer, count: 5)
+            #expect(afterResume.allSatisfy { $0.partition == 0 })
+            #expect(afterResume.map(\.valueString) == ["0", "2", "4", "6", "8"])
+            await consumer.close()
+        }
+    }
+}
