@@ -35,7 +35,8 @@ public enum CoreJSON {
         switch value {
         case .null: return 4
         case .bool(let flag): return flag ? 4 : 5
-        case .int, .double: return encode(value).count
+        case .int(let number): return JSONWriter.decimalLength(number)
+        case .double: return encode(value).count
         case .string(let string): return encodedLength(of: string)
         case .array(let elements):
             return elements.reduce(1 + max(elements.count, 1)) { $0 + encodedLength($1) }
@@ -80,9 +81,10 @@ struct JSONWriter: ~Copyable {
     private var count = 0
     private var capacity: Int
 
-    init() {
-        capacity = 2048
-        storage = .allocate(capacity: capacity)
+    /// A writer whose buffer first holds `capacity` bytes (it grows as needed).
+    init(capacity: Int = 2048) {
+        self.capacity = max(capacity, 16)
+        storage = .allocate(capacity: self.capacity)
     }
 
     deinit {
@@ -181,6 +183,17 @@ struct JSONWriter: ~Copyable {
             var text = number.description
             text.withUTF8 { append($0) }
         }
+    }
+
+    /// The number of bytes `writeInteger` writes for `number`.
+    static func decimalLength(_ number: Int64) -> Int {
+        var length = number < 0 ? 2 : 1
+        var magnitude = number.magnitude / 10
+        while magnitude > 0 {
+            length += 1
+            magnitude /= 10
+        }
+        return length
     }
 
     static func escapedLength(_ byte: UInt8) -> Int {
