@@ -106,6 +106,7 @@ struct JSONWriter: ~Copyable {
         capacity = newCapacity
     }
 
+    @inline(__always)
     mutating func append(_ byte: UInt8) {
         reserve(1)
         storage[count] = byte
@@ -144,9 +145,15 @@ struct JSONWriter: ~Copyable {
                 key(name, &first)
                 write(member)
             } else {
-                for (name, member) in members.sorted(by: { $0.key < $1.key }) {
-                    key(name, &first)
-                    write(member)
+                // Sort the members' positions (plain values, on the stack), not copies of the members.
+                withUnsafeTemporaryAllocation(of: Dictionary<String, JSONValue>.Index.self, capacity: members.count) { buffer in
+                    var order = buffer
+                    _ = order.initialize(fromContentsOf: members.indices)
+                    order.sort { members.keys[$0] < members.keys[$1] }
+                    for index in order {
+                        key(members.keys[index], &first)
+                        write(members.values[index])
+                    }
                 }
             }
             append(UInt8(ascii: "}"))
@@ -206,61 +213,65 @@ struct JSONWriter: ~Copyable {
 
     private static let hexDigits: StaticString = "0123456789abcdef"
 
-    /// The end of the run of 8-byte words from `start` that need no escaping
-    /// (no byte below 0x20, no quote, no backslash); `nil` near the end.
+    /// Whether a byte must be escaped in a JSON string: below 0x20, `"` or `\\`.
     @inline(__always)
-    static func cleanPrefix(_ utf8: UnsafeBufferPointer<UInt8>, from start: Int) -> Int? {
-        guard let base = utf8.baseAddress, start + 8 <= utf8.count else { return nil }
+    static func needsEscape(_ byte: UInt8) -> Bool {
+        byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\")
+    }
+
+    /// Whether any of the 8 bytes from `index` must be escaped (the classic
+    /// "has a zero byte" tests, for below 0x20, `"` and `\\`), a word at a time.
+    @inline(__always)
+    static func wordNeedsEscape(_ utf8: UnsafeBufferPointer<UInt8>, at index: Int) -> Bool {
+        let word = UnsafeRawPointer(utf8.baseAddress! + index).loadUnaligned(as: UInt64.self)
         let ones: UInt64 = 0x0101_0101_0101_0101
         let highs: UInt64 = 0x8080_8080_8080_8080
-        var index = start
-        while index + 8 <= utf8.count {
-            let word = UnsafeRawPointer(base + index).loadUnaligned(as: UInt64.self)
-            // A byte is below 0x20, or equal to '"' (0x22) or '\\' (0x5C): the classic "has zero byte" tests.
-            let control = (word &- ones &* 0x20) & ~word & highs
-            let quote = ((word ^ (ones &* 0x22)) &- ones) & ~(word ^ (ones &* 0x22)) & highs
-            let backslash = ((word ^ (ones &* 0x5C)) &- ones) & ~(word ^ (ones &* 0x5C)) & highs
-            guard control | quote | backslash == 0 else { break }
-            index += 8
-        }
-        return index
+        let control = (word &- ones &* 0x20) & ~word & highs
+        let quote = ((word ^ (ones &* 0x22)) &- ones) & ~(word ^ (ones &* 0x22)) & highs
+        let backslash = ((word ^ (ones &* 0x5C)) &- ones) & ~(word ^ (ones &* 0x5C)) & highs
+        return control | quote | backslash != 0
     }
 
     mutating func writeString(_ string: String) {
-        append(UInt8(ascii: "\""))
         var string = string
         string.withUTF8 { utf8 in
+            // Quotes and the whole text in at most one growth; escapes grow as they go.
+            reserve(utf8.count + 2)
+            append(UInt8(ascii: "\""))
             var runStart = 0
             var index = 0
             while index < utf8.count {
-                if let clean = JSONWriter.cleanPrefix(utf8, from: index), clean > index {
-                    index = clean
+                if index + 8 <= utf8.count, !Self.wordNeedsEscape(utf8, at: index) {
+                    index += 8
                     continue
                 }
                 let byte = utf8[index]
                 index += 1
-                guard byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") else { continue }
-                let escapeAt = index - 1
-                append(UnsafeBufferPointer(rebasing: utf8[runStart..<escapeAt]))
+                guard Self.needsEscape(byte) else { continue }
+                append(UnsafeBufferPointer(rebasing: utf8[runStart..<index - 1]))
                 runStart = index
-                append(UInt8(ascii: "\\"))
-                switch byte {
-                case UInt8(ascii: "\""): append(UInt8(ascii: "\""))
-                case UInt8(ascii: "\\"): append(UInt8(ascii: "\\"))
-                case 0x08: append(UInt8(ascii: "b"))
-                case 0x0C: append(UInt8(ascii: "f"))
-                case 0x0A: append(UInt8(ascii: "n"))
-                case 0x0D: append(UInt8(ascii: "r"))
-                case 0x09: append(UInt8(ascii: "t"))
-                default:
-                    append("u00")
-                    append(Self.hexDigits.utf8Start[Int(byte >> 4)])
-                    append(Self.hexDigits.utf8Start[Int(byte & 0xF)])
-                }
+                appendEscape(byte)
             }
             append(UnsafeBufferPointer(rebasing: utf8[runStart...]))
+            append(UInt8(ascii: "\""))
         }
-        append(UInt8(ascii: "\""))
+    }
+
+    private mutating func appendEscape(_ byte: UInt8) {
+        append(UInt8(ascii: "\\"))
+        switch byte {
+        case UInt8(ascii: "\""): append(UInt8(ascii: "\""))
+        case UInt8(ascii: "\\"): append(UInt8(ascii: "\\"))
+        case 0x08: append(UInt8(ascii: "b"))
+        case 0x0C: append(UInt8(ascii: "f"))
+        case 0x0A: append(UInt8(ascii: "n"))
+        case 0x0D: append(UInt8(ascii: "r"))
+        case 0x09: append(UInt8(ascii: "t"))
+        default:
+            append("u00")
+            append(Self.hexDigits.utf8Start[Int(byte >> 4)])
+            append(Self.hexDigits.utf8Start[Int(byte & 0xF)])
+        }
     }
 }
 
