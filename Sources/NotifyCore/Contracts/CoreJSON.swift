@@ -120,6 +120,20 @@ struct JSONWriter: ~Copyable {
         count += buffer.count
     }
 
+    /// The positions of what `write` writes.
+    mutating func writtenRange(_ write: (inout JSONWriter) -> Void) -> Range<Int> {
+        let start = count
+        write(&self)
+        return start..<count
+    }
+
+    /// Appends a copy of bytes already written.
+    mutating func appendCopy(of range: Range<Int>) {
+        reserve(range.count)
+        (storage + count).update(from: storage + range.lowerBound, count: range.count)
+        count += range.count
+    }
+
     mutating func append(_ text: StaticString) {
         append(UnsafeBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))
     }
