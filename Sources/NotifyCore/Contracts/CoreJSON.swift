@@ -96,8 +96,14 @@ struct JSONWriter: ~Copyable {
         Array(UnsafeBufferPointer(start: storage, count: count))
     }
 
+    /// Makes room for `additional` more bytes: an inlined test, the rare growth out of line.
+    @inline(__always)
     private mutating func reserve(_ additional: Int) {
-        guard count + additional > capacity else { return }
+        if count + additional > capacity { grow(toHold: additional) }
+    }
+
+    @inline(never)
+    private mutating func grow(toHold additional: Int) {
         let newCapacity = max(capacity * 2, count + additional)
         let newStorage = UnsafeMutablePointer<UInt8>.allocate(capacity: newCapacity)
         newStorage.update(from: storage, count: count)
@@ -113,6 +119,7 @@ struct JSONWriter: ~Copyable {
         count += 1
     }
 
+    @inline(__always)
     mutating func append(_ buffer: UnsafeBufferPointer<UInt8>) {
         guard let base = buffer.baseAddress, !buffer.isEmpty else { return }
         reserve(buffer.count)
