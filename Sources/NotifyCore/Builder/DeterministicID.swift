@@ -35,19 +35,25 @@ public enum DeterministicID {
         }
     }
 
-    private static func digest(_ first: String, _ rest: String...) -> SHA256.Digest {
-        var hasher = SHA256()
-        update(&hasher, first)
-        for part in rest {
-            withUnsafeBytes(of: UInt8(0x1F)) { hasher.update(bufferPointer: $0) }
-            update(&hasher, part)
+    /// SHA-256 of the parts joined by 0x1F, hashed in one pass from a buffer on the stack.
+    private static func digest(_ parts: String...) -> SHA256.Digest {
+        let length = parts.reduce(parts.count - 1) { $0 + $1.utf8.count }
+        return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: length) { buffer in
+            var count = 0
+            for (index, var part) in parts.enumerated() {
+                if index > 0 {
+                    buffer[count] = 0x1F
+                    count += 1
+                }
+                part.withUTF8 { utf8 in
+                    _ = UnsafeMutableBufferPointer(rebasing: buffer[count...]).initialize(fromContentsOf: utf8)
+                    count += utf8.count
+                }
+            }
+            var hasher = SHA256()
+            hasher.update(bufferPointer: UnsafeRawBufferPointer(buffer))
+            return hasher.finalize()
         }
-        return hasher.finalize()
-    }
-
-    private static func update(_ hasher: inout SHA256, _ part: String) {
-        var part = part
-        part.withUTF8 { hasher.update(bufferPointer: UnsafeRawBufferPointer($0)) }
     }
 
     private static let hexDigits: [UInt8] = Array("0123456789abcdef".utf8)
