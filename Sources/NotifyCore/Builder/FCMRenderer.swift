@@ -26,7 +26,7 @@ struct FCMRenderer {
         message["data"] = .object([
             "type": .string("badge"),
             "badge": .string(String(update.badge)),
-            "clear-thread-ids": .string(String(decoding: CoreJSON.encode(.array(update.clearThreadIds.map(JSONValue.string))), as: UTF8.self)),
+            "clear-thread-ids": .string(CoreJSON.text(.array(update.clearThreadIds.map(JSONValue.string)))),
         ])
         switch device.platform {
         case .android:

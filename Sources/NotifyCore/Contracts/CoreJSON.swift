@@ -13,6 +13,14 @@ public enum CoreJSON {
         return writer.bytes
     }
 
+    /// The JSON text of `value` (as ``encode(_:)`` writes it), for JSON carried
+    /// inside a string, such as FCM's string-only `data`.
+    static func text(_ value: JSONValue) -> String {
+        var writer = JSONWriter(capacity: 256)
+        writer.write(value)
+        return writer.text
+    }
+
     /// The bytes of anything that has a JSON form in the core.
     public static func encode(_ value: some JSONRepresentable) -> [UInt8] {
         encode(value.jsonValue)
@@ -94,6 +102,11 @@ struct JSONWriter: ~Copyable {
     /// What has been written.
     var bytes: [UInt8] {
         Array(UnsafeBufferPointer(start: storage, count: count))
+    }
+
+    /// What has been written, as text (the writer only writes valid UTF-8).
+    var text: String {
+        String(decoding: UnsafeBufferPointer(start: storage, count: count), as: UTF8.self)
     }
 
     /// Makes room for `additional` more bytes: an inlined test, the rare growth out of line.
