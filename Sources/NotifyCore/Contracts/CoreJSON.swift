@@ -431,15 +431,19 @@ struct JSONParser {
     private mutating func parseString() throws(JSONSyntaxError) -> String {
         position += 1
         let start = position
+        var highBits: UInt8 = 0
         // Fast path: no escapes.
         while position < input.count {
             let byte = input[position]
             if byte == UInt8(ascii: "\"") {
                 let slice = UnsafeBufferPointer(rebasing: input[start..<position])
                 position += 1
+                // ASCII is valid UTF-8 as it is; anything else is validated.
+                if highBits < 0x80 { return String(decoding: slice, as: UTF8.self) }
                 guard let string = String(validating: slice, as: UTF8.self) else { throw fail("invalid UTF-8 in a string") }
                 return string
             }
+            highBits |= byte
             if byte == UInt8(ascii: "\\") { break }
             if byte < 0x20 { throw fail("control character in a string") }
             position += 1
