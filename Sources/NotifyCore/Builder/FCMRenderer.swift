@@ -38,8 +38,7 @@ struct FCMRenderer {
     }
 
     private func data(_ content: NotificationContent, identity: IdentityJSON) -> JSONValue {
-        var data: [String: JSONValue] = [:]
-        data.reserveCapacity(8)
+        var data = [String: JSONValue](minimumCapacity: 8)
         for (key, value) in content.userInfo.pairs { data[key] = .string(value) }
         data["sender"] = .string(identity.senderText)
         data["conversation"] = .string(identity.conversationText)
