@@ -15,38 +15,58 @@ public enum DeterministicID {
 
     /// The `apns-id` of a command: a UUID (version 8, RFC 9562) formed from the hash of the command id.
     public static func apnsId(commandId: String) -> String {
-        var bytes = Array(digest("apns-id", commandId).prefix(16))
-        bytes[6] = (bytes[6] & 0x0F) | 0x80
-        bytes[8] = (bytes[8] & 0x3F) | 0x80
-        var text: [UInt8] = []
-        text.reserveCapacity(36)
-        for (index, byte) in bytes.enumerated() {
-            if index == 4 || index == 6 || index == 8 || index == 10 { text.append(UInt8(ascii: "-")) }
-            text.append(hexDigits[Int(byte >> 4)])
-            text.append(hexDigits[Int(byte & 0x0F)])
+        digest("apns-id", commandId).withUnsafeBytes { digest in
+            String(unsafeUninitializedCapacity: 36) { text in
+                var count = 0
+                for index in 0..<16 {
+                    var byte = digest[index]
+                    if index == 6 { byte = (byte & 0x0F) | 0x80 }
+                    if index == 8 { byte = (byte & 0x3F) | 0x80 }
+                    if index == 4 || index == 6 || index == 8 || index == 10 {
+                        text[count] = UInt8(ascii: "-")
+                        count += 1
+                    }
+                    text[count] = hexDigits[Int(byte >> 4)]
+                    text[count + 1] = hexDigits[Int(byte & 0x0F)]
+                    count += 2
+                }
+                return count
+            }
         }
-        return String(decoding: text, as: UTF8.self)
     }
 
+    /// SHA-256 of the parts joined by 0x1F, hashed in one pass from a buffer on the stack.
     private static func digest(_ parts: String...) -> SHA256.Digest {
-        var hasher = SHA256()
-        for (index, part) in parts.enumerated() {
-            if index > 0 { hasher.update(data: [0x1F]) }
-            var part = part
-            part.withUTF8 { hasher.update(bufferPointer: UnsafeRawBufferPointer($0)) }
+        let length = parts.reduce(parts.count - 1) { $0 + $1.utf8.count }
+        return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: length) { buffer in
+            var count = 0
+            for (index, var part) in parts.enumerated() {
+                if index > 0 {
+                    buffer[count] = 0x1F
+                    count += 1
+                }
+                part.withUTF8 { utf8 in
+                    _ = UnsafeMutableBufferPointer(rebasing: buffer[count...]).initialize(fromContentsOf: utf8)
+                    count += utf8.count
+                }
+            }
+            var hasher = SHA256()
+            hasher.update(bufferPointer: UnsafeRawBufferPointer(buffer))
+            return hasher.finalize()
         }
-        return hasher.finalize()
     }
 
-    private static let hexDigits = Array("0123456789abcdef".utf8)
+    private static let hexDigits: [UInt8] = Array("0123456789abcdef".utf8)
 
-    private static func hex(_ bytes: some Sequence<UInt8>, count: Int) -> String {
-        var text: [UInt8] = []
-        text.reserveCapacity(count * 2)
-        for byte in bytes.prefix(count) {
-            text.append(hexDigits[Int(byte >> 4)])
-            text.append(hexDigits[Int(byte & 0x0F)])
+    private static func hex(_ digest: SHA256.Digest, count: Int) -> String {
+        digest.withUnsafeBytes { bytes in
+            String(unsafeUninitializedCapacity: count * 2) { text in
+                for index in 0..<count {
+                    text[2 * index] = hexDigits[Int(bytes[index] >> 4)]
+                    text[2 * index + 1] = hexDigits[Int(bytes[index] & 0x0F)]
+                }
+                return count * 2
+            }
         }
-        return String(decoding: text, as: UTF8.self)
     }
 }

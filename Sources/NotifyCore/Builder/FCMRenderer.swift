@@ -26,7 +26,7 @@ struct FCMRenderer {
         message["data"] = .object([
             "type": .string("badge"),
             "badge": .string(String(update.badge)),
-            "clear-thread-ids": .string(String(decoding: CoreJSON.encode(.array(update.clearThreadIds.map(JSONValue.string))), as: UTF8.self)),
+            "clear-thread-ids": .string(CoreJSON.text(.array(update.clearThreadIds.map(JSONValue.string)))),
         ])
         switch device.platform {
         case .android:
@@ -38,8 +38,7 @@ struct FCMRenderer {
     }
 
     private func data(_ content: NotificationContent, identity: IdentityJSON) -> JSONValue {
-        var data: [String: JSONValue] = [:]
-        data.reserveCapacity(8)
+        var data = [String: JSONValue](minimumCapacity: 8)
         for (key, value) in content.userInfo.pairs { data[key] = .string(value) }
         data["sender"] = .string(identity.senderText)
         data["conversation"] = .string(identity.conversationText)

@@ -201,7 +201,7 @@ struct IdentityJSON: Sendable {
         sender = content.sender.jsonValue
         conversation = content.conversation.jsonValue
         userInfo = content.userInfo.jsonValue
-        senderText = String(decoding: CoreJSON.encode(sender), as: UTF8.self)
-        conversationText = String(decoding: CoreJSON.encode(conversation), as: UTF8.self)
+        senderText = CoreJSON.text(sender)
+        conversationText = CoreJSON.text(conversation)
     }
 }

@@ -67,60 +67,67 @@ extension JSONWriter {
         var first = true
         append(UInt8(ascii: "{"))
         if let apns = command.apns {
-            key("apns", &first)
+            constantKey("apns", &first)
             var inner = true
             append(UInt8(ascii: "{"))
-            key("headers", &inner)
+            constantKey("headers", &inner)
             writeStringObject(apns.headers)
-            key("payload", &inner)
+            constantKey("payload", &inner)
             write(apns.payload)
-            key("token", &inner)
+            constantKey("token", &inner)
             writeString(apns.token)
             append(UInt8(ascii: "}"))
         }
-        key("at", &first)
+        constantKey("at", &first)
         writeString(command.at)
-        key("content", &first)
-        write(command.content)
+        constantKey("content", &first)
+        let contentBytes = writtenRange { $0.write(command.content) }
         if let conversationId = command.conversationId {
-            key("conversationId", &first)
+            constantKey("conversationId", &first)
             writeString(conversationId)
         }
-        key("expiresAt", &first)
+        constantKey("expiresAt", &first)
         writeString(command.expiresAt)
         if let fcm = command.fcm {
-            key("fcm", &first)
+            constantKey("fcm", &first)
             var inner = true
             append(UInt8(ascii: "{"))
-            key("message", &inner)
+            constantKey("message", &inner)
             write(fcm.message)
             append(UInt8(ascii: "}"))
         }
-        key("id", &first)
+        constantKey("id", &first)
         writeString(command.id)
         if let local = command.local {
-            key("local", &first)
-            write(local)
+            constantKey("local", &first)
+            if case .object(let members) = local, members.count == 1, members["content"] == command.content {
+                // `{"content": <the command's content>}`, the usual local rendering: its bytes are already written.
+                append("{\"content\":")
+                appendCopy(of: contentBytes)
+                append(UInt8(ascii: "}"))
+            } else {
+                write(local)
+            }
         }
         if let messageId = command.messageId {
-            key("messageId", &first)
+            constantKey("messageId", &first)
             writeString(messageId)
         }
-        key("path", &first)
+        constantKey("path", &first)
         writeString(command.path.rawValue)
-        key("recipient", &first)
+        constantKey("recipient", &first)
         var inner = true
         append(UInt8(ascii: "{"))
-        key("deviceId", &inner)
+        constantKey("deviceId", &inner)
         writeString(command.recipient.deviceId)
-        key("platform", &inner)
+        constantKey("platform", &inner)
         writeString(command.recipient.platform.rawValue)
-        key("provider", &inner)
+        constantKey("provider", &inner)
         writeString(command.recipient.provider.rawValue)
-        key("userId", &inner)
+        constantKey("userId", &inner)
         writeString(command.recipient.userId)
         append(UInt8(ascii: "}"))
-        key("type", &first)
+        constantKey("type", &first)
         writeString(command.type)
         append(UInt8(ascii: "}"))
     }
@@ -133,6 +140,15 @@ extension JSONWriter {
             writeString(value)
         }
         append(UInt8(ascii: "}"))
+    }
+
+    /// Writes `"key":` for a key known to need no escaping, after a comma
+    /// unless it is the object's first member.
+    mutating func constantKey(_ key: StaticString, _ first: inout Bool) {
+        append(first ? "\"" : ",\"")
+        first = false
+        append(key)
+        append("\":")
     }
 
     /// Writes `"key":`, after a comma unless it is the object's first member.

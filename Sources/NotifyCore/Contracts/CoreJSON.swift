@@ -13,6 +13,14 @@ public enum CoreJSON {
         return writer.bytes
     }
 
+    /// The JSON text of `value` (as ``encode(_:)`` writes it), for JSON carried
+    /// inside a string, such as FCM's string-only `data`.
+    static func text(_ value: JSONValue) -> String {
+        var writer = JSONWriter(capacity: 256)
+        writer.write(value)
+        return writer.text
+    }
+
     /// The bytes of anything that has a JSON form in the core.
     public static func encode(_ value: some JSONRepresentable) -> [UInt8] {
         encode(value.jsonValue)
@@ -35,7 +43,8 @@ public enum CoreJSON {
         switch value {
         case .null: return 4
         case .bool(let flag): return flag ? 4 : 5
-        case .int, .double: return encode(value).count
+        case .int(let number): return JSONWriter.decimalLength(number)
+        case .double: return encode(value).count
         case .string(let string): return encodedLength(of: string)
         case .array(let elements):
             return elements.reduce(1 + max(elements.count, 1)) { $0 + encodedLength($1) }
@@ -80,9 +89,10 @@ struct JSONWriter: ~Copyable {
     private var count = 0
     private var capacity: Int
 
-    init() {
-        capacity = 2048
-        storage = .allocate(capacity: capacity)
+    /// A writer whose buffer first holds `capacity` bytes (it grows as needed).
+    init(capacity: Int = 2048) {
+        self.capacity = max(capacity, 16)
+        storage = .allocate(capacity: self.capacity)
     }
 
     deinit {
@@ -94,8 +104,19 @@ struct JSONWriter: ~Copyable {
         Array(UnsafeBufferPointer(start: storage, count: count))
     }
 
+    /// What has been written, as text (the writer only writes valid UTF-8).
+    var text: String {
+        String(decoding: UnsafeBufferPointer(start: storage, count: count), as: UTF8.self)
+    }
+
+    /// Makes room for `additional` more bytes: an inlined test, the rare growth out of line.
+    @inline(__always)
     private mutating func reserve(_ additional: Int) {
-        guard count + additional > capacity else { return }
+        if count + additional > capacity { grow(toHold: additional) }
+    }
+
+    @inline(never)
+    private mutating func grow(toHold additional: Int) {
         let newCapacity = max(capacity * 2, count + additional)
         let newStorage = UnsafeMutablePointer<UInt8>.allocate(capacity: newCapacity)
         newStorage.update(from: storage, count: count)
@@ -104,17 +125,33 @@ struct JSONWriter: ~Copyable {
         capacity = newCapacity
     }
 
+    @inline(__always)
     mutating func append(_ byte: UInt8) {
         reserve(1)
         storage[count] = byte
         count += 1
     }
 
+    @inline(__always)
     mutating func append(_ buffer: UnsafeBufferPointer<UInt8>) {
         guard let base = buffer.baseAddress, !buffer.isEmpty else { return }
         reserve(buffer.count)
         (storage + count).update(from: base, count: buffer.count)
         count += buffer.count
+    }
+
+    /// The positions of what `write` writes.
+    mutating func writtenRange(_ write: (inout JSONWriter) -> Void) -> Range<Int> {
+        let start = count
+        write(&self)
+        return start..<count
+    }
+
+    /// Appends a copy of bytes already written.
+    mutating func appendCopy(of range: Range<Int>) {
+        reserve(range.count)
+        (storage + count).update(from: storage + range.lowerBound, count: range.count)
+        count += range.count
     }
 
     mutating func append(_ text: StaticString) {
@@ -142,9 +179,15 @@ struct JSONWriter: ~Copyable {
                 key(name, &first)
                 write(member)
             } else {
-                for (name, member) in members.sorted(by: { $0.key < $1.key }) {
-                    key(name, &first)
-                    write(member)
+                // Sort the members' positions (plain values, on the stack), not copies of the members.
+                withUnsafeTemporaryAllocation(of: Dictionary<String, JSONValue>.Index.self, capacity: members.count) { buffer in
+                    var order = buffer
+                    _ = order.initialize(fromContentsOf: members.indices)
+                    order.sort { members.keys[$0] < members.keys[$1] }
+                    for index in order {
+                        key(members.keys[index], &first)
+                        write(members.values[index])
+                    }
                 }
             }
             append(UInt8(ascii: "}"))
@@ -183,6 +226,17 @@ struct JSONWriter: ~Copyable {
         }
     }
 
+    /// The number of bytes `writeInteger` writes for `number`.
+    static func decimalLength(_ number: Int64) -> Int {
+        var length = number < 0 ? 2 : 1
+        var magnitude = number.magnitude / 10
+        while magnitude > 0 {
+            length += 1
+            magnitude /= 10
+        }
+        return length
+    }
+
     static func escapedLength(_ byte: UInt8) -> Int {
         switch byte {
         case UInt8(ascii: "\""), UInt8(ascii: "\\"), 0x08, 0x0C, 0x0A, 0x0D, 0x09: 2
@@ -193,61 +247,65 @@ struct JSONWriter: ~Copyable {
 
     private static let hexDigits: StaticString = "0123456789abcdef"
 
-    /// The end of the run of 8-byte words from `start` that need no escaping
-    /// (no byte below 0x20, no quote, no backslash); `nil` near the end.
+    /// Whether a byte must be escaped in a JSON string: below 0x20, `"` or `\\`.
     @inline(__always)
-    static func cleanPrefix(_ utf8: UnsafeBufferPointer<UInt8>, from start: Int) -> Int? {
-        guard let base = utf8.baseAddress, start + 8 <= utf8.count else { return nil }
+    static func needsEscape(_ byte: UInt8) -> Bool {
+        byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\")
+    }
+
+    /// Whether any of the 8 bytes from `index` must be escaped (the classic
+    /// "has a zero byte" tests, for below 0x20, `"` and `\\`), a word at a time.
+    @inline(__always)
+    static func wordNeedsEscape(_ utf8: UnsafeBufferPointer<UInt8>, at index: Int) -> Bool {
+        let word = UnsafeRawPointer(utf8.baseAddress! + index).loadUnaligned(as: UInt64.self)
         let ones: UInt64 = 0x0101_0101_0101_0101
         let highs: UInt64 = 0x8080_8080_8080_8080
-        var index = start
-        while index + 8 <= utf8.count {
-            let word = UnsafeRawPointer(base + index).loadUnaligned(as: UInt64.self)
-            // A byte is below 0x20, or equal to '"' (0x22) or '\\' (0x5C): the classic "has zero byte" tests.
-            let control = (word &- ones &* 0x20) & ~word & highs
-            let quote = ((word ^ (ones &* 0x22)) &- ones) & ~(word ^ (ones &* 0x22)) & highs
-            let backslash = ((word ^ (ones &* 0x5C)) &- ones) & ~(word ^ (ones &* 0x5C)) & highs
-            guard control | quote | backslash == 0 else { break }
-            index += 8
-        }
-        return index
+        let control = (word &- ones &* 0x20) & ~word & highs
+        let quote = ((word ^ (ones &* 0x22)) &- ones) & ~(word ^ (ones &* 0x22)) & highs
+        let backslash = ((word ^ (ones &* 0x5C)) &- ones) & ~(word ^ (ones &* 0x5C)) & highs
+        return control | quote | backslash != 0
     }
 
     mutating func writeString(_ string: String) {
-        append(UInt8(ascii: "\""))
         var string = string
         string.withUTF8 { utf8 in
+            // Quotes and the whole text in at most one growth; escapes grow as they go.
+            reserve(utf8.count + 2)
+            append(UInt8(ascii: "\""))
             var runStart = 0
             var index = 0
             while index < utf8.count {
-                if let clean = JSONWriter.cleanPrefix(utf8, from: index), clean > index {
-                    index = clean
+                if index + 8 <= utf8.count, !Self.wordNeedsEscape(utf8, at: index) {
+                    index += 8
                     continue
                 }
                 let byte = utf8[index]
                 index += 1
-                guard byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") else { continue }
-                let escapeAt = index - 1
-                append(UnsafeBufferPointer(rebasing: utf8[runStart..<escapeAt]))
+                guard Self.needsEscape(byte) else { continue }
+                append(UnsafeBufferPointer(rebasing: utf8[runStart..<index - 1]))
                 runStart = index
-                append(UInt8(ascii: "\\"))
-                switch byte {
-                case UInt8(ascii: "\""): append(UInt8(ascii: "\""))
-                case UInt8(ascii: "\\"): append(UInt8(ascii: "\\"))
-                case 0x08: append(UInt8(ascii: "b"))
-                case 0x0C: append(UInt8(ascii: "f"))
-                case 0x0A: append(UInt8(ascii: "n"))
-                case 0x0D: append(UInt8(ascii: "r"))
-                case 0x09: append(UInt8(ascii: "t"))
-                default:
-                    append("u00")
-                    append(Self.hexDigits.utf8Start[Int(byte >> 4)])
-                    append(Self.hexDigits.utf8Start[Int(byte & 0xF)])
-                }
+                appendEscape(byte)
             }
             append(UnsafeBufferPointer(rebasing: utf8[runStart...]))
+            append(UInt8(ascii: "\""))
         }
-        append(UInt8(ascii: "\""))
+    }
+
+    private mutating func appendEscape(_ byte: UInt8) {
+        append(UInt8(ascii: "\\"))
+        switch byte {
+        case UInt8(ascii: "\""): append(UInt8(ascii: "\""))
+        case UInt8(ascii: "\\"): append(UInt8(ascii: "\\"))
+        case 0x08: append(UInt8(ascii: "b"))
+        case 0x0C: append(UInt8(ascii: "f"))
+        case 0x0A: append(UInt8(ascii: "n"))
+        case 0x0D: append(UInt8(ascii: "r"))
+        case 0x09: append(UInt8(ascii: "t"))
+        default:
+            append("u00")
+            append(Self.hexDigits.utf8Start[Int(byte >> 4)])
+            append(Self.hexDigits.utf8Start[Int(byte & 0xF)])
+        }
     }
 }
 
@@ -373,15 +431,19 @@ struct JSONParser {
     private mutating func parseString() throws(JSONSyntaxError) -> String {
         position += 1
         let start = position
+        var highBits: UInt8 = 0
         // Fast path: no escapes.
         while position < input.count {
             let byte = input[position]
             if byte == UInt8(ascii: "\"") {
                 let slice = UnsafeBufferPointer(rebasing: input[start..<position])
                 position += 1
+                // ASCII is valid UTF-8 as it is; anything else is validated.
+                if highBits < 0x80 { return String(decoding: slice, as: UTF8.self) }
                 guard let string = String(validating: slice, as: UTF8.self) else { throw fail("invalid UTF-8 in a string") }
                 return string
             }
+            highBits |= byte
             if byte == UInt8(ascii: "\\") { break }
             if byte < 0x20 { throw fail("control character in a string") }
             position += 1

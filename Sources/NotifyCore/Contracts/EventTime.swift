@@ -126,23 +126,41 @@ enum RFC3339 {
         let days = seconds >= 0 ? seconds / 86_400 : (seconds - 86_399) / 86_400
         let secondOfDay = Int(seconds - days * 86_400)
         let (year, month, day) = civilFromDays(Int(days))
-        var text: [UInt8] = []
-        text.reserveCapacity(24)
-        func append(_ value: Int, _ width: Int, then separator: Character?) {
-            let digits = String(value)
-            for _ in digits.utf8.count..<max(width, digits.utf8.count) { text.append(UInt8(ascii: "0")) }
-            text.append(contentsOf: digits.utf8)
-            if let separator { text.append(separator.asciiValue!) }
+        // `YYYY-MM-DDTHH:MM:SS.sssZ`: 24 bytes for years 0…9999, at most 30 for any Int64 instant, written digit by digit.
+        return String(unsafeUninitializedCapacity: 32) { text in
+            var count = 0
+            func append(_ value: Int, _ width: Int, then separator: UInt8?) {
+                var digits = 1
+                var rest = value / 10
+                while rest > 0 { digits += 1; rest /= 10 }
+                let end = count + max(width, digits)
+                var position = end
+                var remaining = value
+                while position > count {
+                    position -= 1
+                    text[position] = UInt8(ascii: "0") + UInt8(remaining % 10)
+                    remaining /= 10
+                }
+                count = end
+                if let separator {
+                    text[count] = separator
+                    count += 1
+                }
+            }
+            if year < 0 {
+                text[count] = UInt8(ascii: "-")
+                count += 1
+            }
+            append(abs(year), 4, then: UInt8(ascii: "-"))
+            append(month, 2, then: UInt8(ascii: "-"))
+            append(day, 2, then: UInt8(ascii: "T"))
+            append(secondOfDay / 3600, 2, then: UInt8(ascii: ":"))
+            append(secondOfDay / 60 % 60, 2, then: UInt8(ascii: ":"))
+            append(secondOfDay % 60, 2, then: millisecond != 0 ? UInt8(ascii: ".") : nil)
+            if millisecond != 0 { append(millisecond, 3, then: nil) }
+            text[count] = UInt8(ascii: "Z")
+            return count + 1
         }
-        append(year, 4, then: "-")
-        append(month, 2, then: "-")
-        append(day, 2, then: "T")
-        append(secondOfDay / 3600, 2, then: ":")
-        append(secondOfDay / 60 % 60, 2, then: ":")
-        append(secondOfDay % 60, 2, then: millisecond != 0 ? "." : nil)
-        if millisecond != 0 { append(millisecond, 3, then: nil) }
-        text.append(UInt8(ascii: "Z"))
-        return String(decoding: text, as: UTF8.self)
     }
 
     private static func isLeap(_ year: Int) -> Bool {

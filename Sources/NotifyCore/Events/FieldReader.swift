@@ -187,10 +187,10 @@ extension JSONValue {
 
 /// Builds a JSON object, leaving out members whose value is `nil`.
 struct JSONObjectBuilder {
-    var members: [String: JSONValue] = [:]
+    var members: [String: JSONValue]
 
     init(capacity: Int = 8) {
-        members.reserveCapacity(capacity)
+        members = Dictionary(minimumCapacity: capacity)
     }
 
     subscript(key: String) -> JSONValue? {

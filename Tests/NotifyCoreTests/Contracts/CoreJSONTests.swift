@@ -35,6 +35,19 @@ import Testing
         #expect(CoreJSON.encodedLength(value) == CoreJSON.encode(value).count)
     }
 
+    /// The command writer takes shortcuts (constant keys, the content's bytes
+    /// reused for a local rendering that wraps it); they must not change a byte.
+    @Test(arguments: [true, false])
+    func commandWriterGivesTheBytesOfTheCommandsJSONValue(localWrapsContent: Bool) {
+        let content: JSONValue = .object(["title": .string("Ann \"A\""), "body": .string("土曜日 🏔️\n"), "badge": .int(3)])
+        let local: JSONValue = localWrapsContent ? .object(["content": content]) : .object(["content": .object(["title": .string("other")])])
+        let command = NotificationCommand(
+            id: "c1", at: "2026-11-22T00:00:00.250Z", path: .local,
+            recipient: Recipient(userId: "u1", deviceId: "d1", platform: .ios, provider: .apns),
+            conversationId: "dm-1", messageId: "m1", expiresAt: "2026-11-23T00:00:00Z", content: content, local: local)
+        #expect(CoreJSON.encode(command) == CoreJSON.encode(command.jsonValue))
+    }
+
     @Test func parsesWhatFoundationWrites() throws {
         let value: JSONValue = .object(["text": .string("\u{1F600} \\u escapes / ok"), "n": .int(Int64.max), "d": .double(-0.25)])
         let data = try JSONEncoder().encode(value)
