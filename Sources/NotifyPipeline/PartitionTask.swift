@@ -173,7 +173,10 @@ struct PartitionTask<Logic: StageLogic>: Sendable {
             output.deadLetters.append(DeadLetter(record, reason: "\(record.topic): not an input of the \(logic.name.rawValue) stage"))
             return
         }
-        let step = logic.fold(&state, input)
+        var step = logic.fold(&state, input)
+        // Outputs continue the input's trace (or start one): see ``TraceContext``.
+        let trace = TraceContext(headers: record.headers) ?? TraceContext.start()
+        step.outputs = step.outputs.map { $0.traced(trace.child()) }
         if let rejection = step.rejection {
             output.deadLetters.append(DeadLetter(record, reason: rejection))
         }
@@ -191,7 +194,8 @@ struct PartitionTask<Logic: StageLogic>: Sendable {
     }
 
     private func apply(_ step: StageStep, touched: inout Set<String>, into output: inout TaskOutput) {
-        output.records += step.outputs
+        // Outputs not made by a record of their own (released by time) start a trace of their own.
+        output.records += step.outputs.map { TraceContext(headers: $0.headers) == nil ? $0.traced(.start()) : $0 }
         output.commands += step.commands
         output.decisions += step.decisions
         touched.formUnion(step.touchedKeys)

@@ -95,7 +95,10 @@ struct DeliveryProcess: Sendable {
             recipient: command.recipient, conversationId: command.conversationId, messageId: command.messageId,
             outcome: kind, reason: reason, token: token
         )
-        var records = [OutgoingRecord(topic: topics.outcomes, key: Array(command.recipient.userId.utf8), value: CoreJSON.encode(outcome))]
+        // The outcome continues the command's trace.
+        let trace = TraceContext(headers: item.record.headers)?.child() ?? TraceContext.start()
+        var records = [OutgoingRecord(topic: topics.outcomes, key: Array(command.recipient.userId.utf8), value: CoreJSON.encode(outcome))
+            .traced(trace)]
         if deadLetter {
             records.append(deadLetterRecord(item.record, reason: reason ?? kind.rawValue))
         }

@@ -1,0 +1,49 @@
+import Foundation
+import Kafka
+import NotifyCore
+import Testing
+@testable import NotifyPipeline
+
+@Suite struct TraceContextTests {
+    static let incoming = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+
+    @Test func parsesWellFormedAndRefusesMalformedHeaders() {
+        let context = TraceContext(headers: [KafkaHeader(name: "traceparent", string: Self.incoming)])
+        #expect(context?.traceId == "4bf92f3577b34da6a3ce929d0e0e4736")
+        #expect(context?.description == Self.incoming)
+        for bad in ["", "01-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01", "00-xyz-00f067aa0ba902b7-01",
+                    "00-00000000000000000000000000000000-00f067aa0ba902b7-01"] {
+            #expect(TraceContext(headers: [KafkaHeader(name: "traceparent", string: bad)]) == nil, "\(bad)")
+        }
+        let child = context!.child()
+        #expect(child.traceId == context!.traceId)
+        #expect(child.spanId != context!.spanId)
+    }
+
+    /// The trace of a message event goes on through its fanout record and its command.
+    @Test(.serialized) func traceGoesFromMessageThroughFanoutToCommand() async throws {
+        let configuration = try testCoreConfiguration()
+        try await withPipelineBroker { broker in
+            let pipeline = RunningPipeline(broker, configuration: configuration)
+            try await pipeline.ready()
+            try await produce([
+                Scenario.identity("alice", "Alice", at: 0), Scenario.identity("bob", "Bob", at: 0),
+                Scenario.conversation("c1", members: ["alice", "bob"]), Scenario.phone("bob"),
+            ], to: broker)
+            try await Task.sleep(for: .milliseconds(500))
+            let message = Scenario.message("m1", in: "c1", from: "alice", "traced", at: 1)
+            try await produceRaw([OutgoingRecord(
+                topic: Topic.messages, key: Array("c1".utf8), value: Array(message.json.utf8),
+                headers: [KafkaHeader(name: "traceparent", string: Self.incoming)],
+                timestampMilliseconds: Scenario.base.adding(seconds: 1).milliseconds)], to: broker)
+            let fanout = try await readTopic(Topic.fanout, from: broker) { !$0.isEmpty }
+            let commands = try await readTopic(Topic.commands, from: broker) { !$0.isEmpty }
+            try await pipeline.stop()
+            for record in fanout + commands {
+                let context = try #require(TraceContext(headers: record.headers))
+                #expect(context.traceId == "4bf92f3577b34da6a3ce929d0e0e4736")
+                #expect(context.spanId != "00f067aa0ba902b7")
+            }
+        }
+    }
+}
