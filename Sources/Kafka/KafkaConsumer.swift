@@ -170,6 +170,25 @@ public final class KafkaConsumer: Sendable {
         }
     }
 
+    /// How far behind each assigned partition this consumer is: the high watermark last seen by the
+    /// fetcher minus the position of the next record to hand out. Does not ask the broker.
+    public func lag() throws -> [TopicPartition: Int64] {
+        let assigned = try assignment()
+        let list = makePartitionList(assigned.map { ($0, nil) })
+        defer { rd_kafka_topic_partition_list_destroy(list) }
+        let result = rd_kafka_position(handle.pointer, list)
+        if result != RD_KAFKA_RESP_ERR_NO_ERROR { throw KafkaError(result, context: "position") }
+        var lags: [TopicPartition: Int64] = [:]
+        for (partition, position, _) in readPartitionList(list) where position >= 0 {
+            var low: Int64 = 0
+            var high: Int64 = 0
+            guard rd_kafka_get_watermark_offsets(handle.pointer, partition.topic, partition.partition, &low, &high) == RD_KAFKA_RESP_ERR_NO_ERROR,
+                  high >= 0 else { continue }
+            lags[partition] = max(0, high - position)
+        }
+        return lags
+    }
+
     /// Stops fetching `partitions` until ``resume(_:)``; records already handed out stay valid.
     public func pause(_ partitions: [TopicPartition]) throws {
         try changeFetching(partitions, rd_kafka_pause_partitions, "pause")

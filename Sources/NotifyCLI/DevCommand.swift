@@ -164,7 +164,9 @@ extension PipelineObserver {
             onReady: {
                 service.onReady()
                 StandardOutput.writeLine("  ready       state restored, stages running")
-            })
+            },
+            onLag: service.onLag,
+            onIdentityWaits: service.onIdentityWaits)
     }
 }
 

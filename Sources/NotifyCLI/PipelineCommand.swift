@@ -88,7 +88,16 @@ extension PipelineObserver {
                     shell.logger.info("command \(command.path.rawValue) to \(command.recipient.userId)/\(command.recipient.deviceId) (\(command.recipient.provider.rawValue)) message \(command.messageId ?? "-")")
                 }
             },
-            onReady: { shell.status.markReady() })
+            onReady: { shell.status.markReady() },
+            onLag: { lag in
+                for (partition, behind) in lag {
+                    shell.metrics.setConsumerLag(topic: partition.topic, partition: partition.partition, lag: behind)
+                }
+            },
+            onIdentityWaits: { waits, timeouts in
+                for _ in 0..<waits { shell.metrics.recordIdentityWait() }
+                for _ in 0..<timeouts { shell.metrics.recordIdentityTimeout() }
+            })
     }
 }
 

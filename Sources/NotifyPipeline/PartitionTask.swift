@@ -10,6 +10,10 @@ struct TaskOutput: Sendable {
     var commands: [NotificationCommand] = []
     var decisions: [Decision] = []
     var deadLetters: [DeadLetter] = []
+    /// Messages that began waiting for their sender's identity.
+    var identityWaits = 0
+    /// Messages released without their sender's identity.
+    var identityTimeouts = 0
 
     var isEmpty: Bool { records.isEmpty && changelog.isEmpty && offsets.isEmpty }
 
@@ -20,6 +24,8 @@ struct TaskOutput: Sendable {
         commands += other.commands
         decisions += other.decisions
         deadLetters += other.deadLetters
+        identityWaits += other.identityWaits
+        identityTimeouts += other.identityTimeouts
     }
 }
 
@@ -187,8 +193,9 @@ struct PartitionTask<Logic: StageLogic>: Sendable {
             if recent[event.key]!.count > Self.recentLimit { recent[event.key]!.removeFirst() }
             touched.insert(event.key)
         }
-        if let id = logic.waitingId(of: event) {
+        if let id = logic.waitingId(of: event), logic.waiting(in: state, key: event.key).contains(id) {
             waiting[id] = Position(key: event.key, topic: record.topic, offset: record.offset)
+            output.identityWaits += 1
         }
         apply(step, touched: &touched, into: &output)
     }
@@ -198,6 +205,7 @@ struct PartitionTask<Logic: StageLogic>: Sendable {
         output.records += step.outputs.map { TraceContext(headers: $0.headers) == nil ? $0.traced(.start()) : $0 }
         output.commands += step.commands
         output.decisions += step.decisions
+        output.identityTimeouts += step.unresolvedIdentities
         touched.formUnion(step.touchedKeys)
     }
 

@@ -13,13 +13,22 @@ public struct PipelineObserver: Sendable {
     public var onProduced: @Sendable (_ records: [OutgoingRecord], _ commands: [NotificationCommand], _ deadLetters: [DeadLetter]) -> Void
     /// The identity table is loaded and every stage has restored its first assignment.
     public var onReady: @Sendable () -> Void
+    /// Now and then: how far behind each input partition is.
+    public var onLag: @Sendable (_ lag: [TopicPartition: Int64]) -> Void
+    /// Messages began waiting for their sender's identity (`waits`), and messages went out without
+    /// it after the wait (`timeouts`).
+    public var onIdentityWaits: @Sendable (_ waits: Int, _ timeouts: Int) -> Void
 
     public init(
         onConsumed: @escaping @Sendable ([KafkaRecord]) -> Void = { _ in },
         onDecisions: @escaping @Sendable ([Decision]) -> Void = { _ in },
         onProduced: @escaping @Sendable ([OutgoingRecord], [NotificationCommand], [DeadLetter]) -> Void = { _, _, _ in },
-        onReady: @escaping @Sendable () -> Void = {}
+        onReady: @escaping @Sendable () -> Void = {},
+        onLag: @escaping @Sendable ([TopicPartition: Int64]) -> Void = { _ in },
+        onIdentityWaits: @escaping @Sendable (Int, Int) -> Void = { _, _ in }
     ) {
+        self.onLag = onLag
+        self.onIdentityWaits = onIdentityWaits
         self.onConsumed = onConsumed
         self.onDecisions = onDecisions
         self.onProduced = onProduced

@@ -67,6 +67,8 @@ struct StageStep: Sendable {
     var decisions: [Decision] = []
     var rejection: String?
     var touchedKeys: Set<String> = []
+    /// Messages that went out without their sender's identity (one per message, not per recipient).
+    var unresolvedIdentities = 0
 }
 
 /// Stage 1 on Kafka: chat.messages and chat.conversations, co-partitioned,
@@ -96,7 +98,8 @@ struct FanoutStageLogic: StageLogic {
                 OutgoingRecord(topic: Topic.fanout, key: Array($0.key.utf8), value: CoreJSON.encode($0),
                                timestampMilliseconds: $0.at.milliseconds)
             },
-            decisions: output.decisions, rejection: output.rejection, touchedKeys: output.touchedKeys)
+            decisions: output.decisions, rejection: output.rejection, touchedKeys: output.touchedKeys,
+            unresolvedIdentities: Set(output.records.filter { !$0.content.identityResolved }.map(\.messageId)).count)
     }
 
     func now(_ state: FanoutState) -> EventTime? { state.now }

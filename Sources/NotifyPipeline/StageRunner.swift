@@ -71,6 +71,7 @@ actor StageRunner<Logic: StageLogic> {
 
     /// Lets wall-clock time advance event time in every task, so waits end while input is quiet.
     func tick() async throws {
+        if let lag = try? consumer?.lag(), !lag.isEmpty { observer.onLag(lag) }
         let now = ContinuousClock.now
         var output = TaskOutput()
         for partition in tasks.keys.sorted() {
@@ -129,6 +130,9 @@ actor StageRunner<Logic: StageLogic> {
     }
 
     private func send(_ output: TaskOutput) async throws {
+        if output.identityWaits > 0 || output.identityTimeouts > 0 {
+            observer.onIdentityWaits(output.identityWaits, output.identityTimeouts)
+        }
         guard !output.isEmpty || !output.deadLetters.isEmpty else { return }
         observer.decided(output.decisions)
         for letter in output.deadLetters {

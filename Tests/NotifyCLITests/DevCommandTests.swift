@@ -46,6 +46,9 @@ import Testing
         let consumed = samples.filter { $0.key.hasPrefix("notify_records_consumed") }.values.reduce(0, +)
         #expect(consumed >= 27, "records consumed: \(consumed)")
         #expect(samples.contains { $0.key.hasPrefix("notify_suppressions") && $0.value > 0 })
+        // The demo's sender whose identity comes late made at least one message wait.
+        #expect(samples.contains { $0.key.hasPrefix("notify_identity_waits") && $0.value > 0 }, "\(samples.keys.sorted())")
+        #expect(samples.contains { $0.key.hasPrefix("notify_consumer_lag") })
 
         let (elapsed, exitStatus) = try await dev.terminate()
         #expect(elapsed < .seconds(10))
