@@ -12,10 +12,7 @@ import Testing
         try await withPipelineBroker { broker in
             let pipeline = RunningPipeline(broker, configuration: configuration)
             try await pipeline.ready()
-            try await produce([
-                Scenario.identity("alice", "Alice", at: 0), Scenario.identity("bob", "Bob", at: 0),
-                Scenario.conversation("c1", members: ["alice", "bob"]), Scenario.phone("bob"),
-            ], to: broker)
+            try await produce(Scenario.aliceAndBob, to: broker)
             let key = Array("c1".utf8)
             let oversized = Array(Scenario.message("big", in: "c1", from: "alice", String(repeating: "x", count: 1_100_000), at: 1).json.utf8)
             try await produceRaw([

@@ -10,9 +10,7 @@ import Testing
     @Test func badgesSurviveARestart() async throws {
         let configuration = try testCoreConfiguration()
         try await withPipelineBroker { broker in
-            try await produce([
-                Scenario.identity("alice", "Alice", at: 0), Scenario.identity("bob", "Bob", at: 0),
-                Scenario.conversation("c1", members: ["alice", "bob"]), Scenario.phone("bob"),
+            try await produce(Scenario.aliceAndBob + [
                 Scenario.message("m1", in: "c1", from: "alice", "one", at: 1),
                 Scenario.message("m2", in: "c1", from: "alice", "two", at: 2),
             ], to: broker)

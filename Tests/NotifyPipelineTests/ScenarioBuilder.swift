@@ -42,6 +42,12 @@ enum Scenario {
         ]))
     }
 
+    /// Alice and Bob known, their direct conversation `c1`, Bob's phone: the smallest world a message reaches a device in.
+    static let aliceAndBob = [
+        identity("alice", "Alice", at: 0), identity("bob", "Bob", at: 0),
+        conversation("c1", members: ["alice", "bob"]), phone("bob"),
+    ]
+
     static func read(_ userId: String, _ conversation: String, at second: Double) -> ScenarioEvent {
         ScenarioEvent(topic: Topic.reads, json: json([
             "type": "conversation.read", "id": "r-\(userId)-\(conversation)-\(second)", "at": at(second),

@@ -26,10 +26,7 @@ import Testing
         try await withPipelineBroker { broker in
             let pipeline = RunningPipeline(broker, configuration: configuration)
             try await pipeline.ready()
-            try await produce([
-                Scenario.identity("alice", "Alice", at: 0), Scenario.identity("bob", "Bob", at: 0),
-                Scenario.conversation("c1", members: ["alice", "bob"]), Scenario.phone("bob"),
-            ], to: broker)
+            try await produce(Scenario.aliceAndBob, to: broker)
             try await Task.sleep(for: .milliseconds(500))
             let message = Scenario.message("m1", in: "c1", from: "alice", "traced", at: 1)
             try await produceRaw([OutgoingRecord(

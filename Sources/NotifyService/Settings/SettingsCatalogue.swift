@@ -29,11 +29,11 @@ public enum SettingsCatalogue {
               "Directory holding `topics.json`, `policies.json` and `categories.json`."),
         // Thumbnails
         .init("thumbnails.url", .url,
-              "Thumbnail resolver base URL (HTTP). Unset: attachments keep their own URL."),
+              "Thumbnail resolver base URL (HTTP). Not used yet: the pipeline does not call a thumbnail resolver in this version; attachments keep their own URL."),
         .init("thumbnails.timeout", .seconds(0.01...30), default: .seconds(0.5),
-              "Time allowed for one thumbnail request before the notification goes out without it (rule 10)."),
+              "Time allowed for one thumbnail request before the notification goes out without it (rule 10). Not used yet."),
         .init("thumbnails.backlogLimit", .integer(0...10_000_000), default: .integer(1000),
-              "Records waiting on a partition above which thumbnail lookups are skipped (rule 10)."),
+              "Records waiting on a partition above which thumbnail lookups are skipped (rule 10). Not used yet."),
         // HTTP endpoints
         .init("http.listen", .address, default: .text("127.0.0.1:8080"), flag: "--http-listen",
               "Address of `/healthz`, `/readyz`, `/metrics` and the live console. Port 0 picks a free port."),
