@@ -120,7 +120,7 @@ struct SinkCommand: AsyncParsableCommand {
             let (host, port) = try hostAndPort(listen)
             let gateway = InAppGateway(
                 secret: try Secret.load(file: secretFile, environmentVariable: "NOTIFY_INAPP_SECRET", trimmingTrailingNewline: true),
-                logger: logger
+                logger: logger, onConnectionCount: { shell.metrics.setInAppConnections($0) }
             )
             let sink = InAppSink(gateway: gateway, ackTimeout: .milliseconds(ackTimeoutMs))
             try await gateway.serve(host: host, port: port) { port in

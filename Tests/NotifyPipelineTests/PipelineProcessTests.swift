@@ -72,6 +72,16 @@ import Testing
             two.terminate()
             three.terminate()
             try checkAgainstReference(commands, expected: expected)
+            // SIGTERM left the group with every processed offset committed.
+            let partitions = (0..<Int32(4)).map { TopicPartition(topic: Topic.messages, partition: $0) }
+            let admin = try KafkaAdmin(configuration: client(broker), logger: testLogger)
+            let group = try KafkaConsumer(configuration: .init(client: client(broker), groupId: "notify-process-tests.fanout"), logger: testLogger)
+            let committed = try await group.committed(partitions)
+            await group.close()
+            for partition in partitions {
+                let high = try await admin.watermarks(partition).high
+                #expect(committed[partition] == high, "\(partition): committed \(String(describing: committed[partition])), end \(high)")
+            }
         }
     }
 }

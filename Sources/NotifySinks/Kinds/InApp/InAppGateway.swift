@@ -20,11 +20,15 @@ public final class InAppGateway: Sendable {
     private let secret: Secret
     private let logger: Logger
     private let connections = Mutex<[DeviceAddress: DeviceConnection]>([:])
+    private let onConnectionCount: @Sendable (Int) -> Void
 
-    /// - Parameter secret: the HS256 secret the app's bearer tokens are signed with.
-    public init(secret: Secret, logger: Logger) {
+    /// - Parameters:
+    ///   - secret: the HS256 secret the app's bearer tokens are signed with.
+    ///   - onConnectionCount: hears the number of connected devices whenever it changes (for metrics).
+    public init(secret: Secret, logger: Logger, onConnectionCount: @escaping @Sendable (Int) -> Void = { _ in }) {
         self.secret = secret
         self.logger = logger
+        self.onConnectionCount = onConnectionCount
     }
 
     /// Serves the gateway on `host:port` while `body` runs; `body` gets the bound port.
@@ -79,11 +83,16 @@ public final class InAppGateway: Sendable {
 
     private func handle(device: DeviceAddress, inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter) async throws {
         let connection = DeviceConnection(outbound: outbound)
-        let replaced = connections.withLock { $0.updateValue(connection, forKey: device) }
+        let (replaced, count) = connections.withLock { ($0.updateValue(connection, forKey: device), $0.count) }
+        onConnectionCount(count)
         replaced?.close(reason: "replaced")
         logger.debug("device connected", metadata: ["user": "\(device.userId)", "device": "\(device.deviceId)"])
         defer {
-            connections.withLock { if $0[device] === connection { $0[device] = nil } }
+            let count = connections.withLock { connections in
+                if connections[device] === connection { connections[device] = nil }
+                return connections.count
+            }
+            onConnectionCount(count)
             connection.close(reason: "disconnected")
         }
         for try await message in inbound.messages(maxSize: 64 * 1024) {
