@@ -18,13 +18,15 @@ count=${1:-150000}
 runs=${2:-3}
 pipeline_count=${3:-100000}
 config=${CONFIG:-release}
+# A build folder of its own, so a release build does not wait for (or undo) the debug one.
+scratch=(--scratch-path ".build-$config")
 
 # The broker is librdkafka's mock cluster (C) in any build of notify; the clients measured are built $config.
 swift build --product notify >/dev/null
 broker_bin=$(swift build --show-bin-path)
-swift build -c "$config" --product notify-bench >/dev/null
-swift build -c "$config" --product rdkafka-passthrough >/dev/null
-bin=$(swift build -c "$config" --show-bin-path)
+swift build -c "$config" "${scratch[@]}" --product notify-bench >/dev/null
+swift build -c "$config" "${scratch[@]}" --product rdkafka-passthrough >/dev/null
+bin=$(swift build -c "$config" "${scratch[@]}" --show-bin-path)
 
 topics=(--topic bench.in:16)
 for run in $(seq "$runs"); do topics+=(--topic "bench.out.c.$run:16" --topic "bench.out.swift.$run:16"); done

@@ -166,7 +166,8 @@ extension PipelineObserver {
                 StandardOutput.writeLine("  ready       state restored, stages running")
             },
             onLag: service.onLag,
-            onIdentityWaits: service.onIdentityWaits)
+            onIdentityWaits: service.onIdentityWaits,
+            onProcessed: service.onProcessed)
     }
 }
 

@@ -97,7 +97,8 @@ extension PipelineObserver {
             onIdentityWaits: { waits, timeouts in
                 for _ in 0..<waits { shell.metrics.recordIdentityWait() }
                 for _ in 0..<timeouts { shell.metrics.recordIdentityTimeout() }
-            })
+            },
+            onProcessed: { stage, duration in shell.metrics.recordProcessingLatency(stage: stage.rawValue, duration) })
     }
 }
 

@@ -15,6 +15,8 @@ public struct PipelineObserver: Sendable {
     public var onReady: @Sendable () -> Void
     /// Now and then: how far behind each input partition is.
     public var onLag: @Sendable (_ lag: [TopicPartition: Int64]) -> Void
+    /// A stage folded a batch: how long its records took from consumption to acknowledged outputs.
+    public var onProcessed: @Sendable (_ stage: StageName, _ duration: Duration) -> Void
     /// Messages began waiting for their sender's identity (`waits`), and messages went out without
     /// it after the wait (`timeouts`).
     public var onIdentityWaits: @Sendable (_ waits: Int, _ timeouts: Int) -> Void
@@ -25,8 +27,10 @@ public struct PipelineObserver: Sendable {
         onProduced: @escaping @Sendable ([OutgoingRecord], [NotificationCommand], [DeadLetter]) -> Void = { _, _, _ in },
         onReady: @escaping @Sendable () -> Void = {},
         onLag: @escaping @Sendable ([TopicPartition: Int64]) -> Void = { _ in },
-        onIdentityWaits: @escaping @Sendable (Int, Int) -> Void = { _, _ in }
+        onIdentityWaits: @escaping @Sendable (Int, Int) -> Void = { _, _ in },
+        onProcessed: @escaping @Sendable (StageName, Duration) -> Void = { _, _ in }
     ) {
+        self.onProcessed = onProcessed
         self.onLag = onLag
         self.onIdentityWaits = onIdentityWaits
         self.onConsumed = onConsumed

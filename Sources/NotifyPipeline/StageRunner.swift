@@ -57,7 +57,7 @@ actor StageRunner<Logic: StageLogic> {
             tasks[partition] = task
         }
         observer.consumed(batch)
-        try await send(output)
+        try await send(output, consumedAt: .now)
     }
 
     /// Hands a record every task hears (an identity) to every task, and queues what it made.
@@ -129,7 +129,7 @@ actor StageRunner<Logic: StageLogic> {
         for work in pending { try await work.value }
     }
 
-    private func send(_ output: TaskOutput) async throws {
+    private func send(_ output: TaskOutput, consumedAt: ContinuousClock.Instant? = nil) async throws {
         if output.identityWaits > 0 || output.identityTimeouts > 0 {
             observer.onIdentityWaits(output.identityWaits, output.identityTimeouts)
         }
@@ -146,10 +146,12 @@ actor StageRunner<Logic: StageLogic> {
         let observer = observer
         let logger = logger
         let records = output.records + output.deadLetters.map(\.record)
+        let stage = logic.name
         inFlight.append(Task {
             try await previous?.value
             _ = try await producer.send(records)
             observer.produced(records, commands: output.commands, deadLetters: output.deadLetters)
+            if let consumedAt { observer.onProcessed(stage, .now - consumedAt) }
             _ = try await producer.send(output.changelog)
             guard let consumer, !output.offsets.isEmpty else { return }
             do { try consumer.store(output.offsets) } catch {

@@ -49,6 +49,7 @@ import Testing
         // The demo's sender whose identity comes late made at least one message wait.
         #expect(samples.contains { $0.key.hasPrefix("notify_identity_waits") && $0.value > 0 }, "\(samples.keys.sorted())")
         #expect(samples.contains { $0.key.hasPrefix("notify_consumer_lag") })
+        #expect(samples.contains { $0.key.hasPrefix("notify_processing") && $0.key.contains("_count") && $0.value > 0 }, "\(samples.keys.sorted())")
 
         let (elapsed, exitStatus) = try await dev.terminate()
         #expect(elapsed < .seconds(10))

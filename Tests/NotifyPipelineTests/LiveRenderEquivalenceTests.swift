@@ -15,7 +15,9 @@ import Testing
         try await withPipelineBroker { broker in
             let pipeline = RunningPipeline(broker, configuration: configuration)
             try await pipeline.ready()
-            try await produce(events, to: broker)
+            // Spaced as in `notify dev`: a side input that reaches stage 2 only after a later message's
+            // fanout record is applied late (known limitation, see README), which a burst can provoke.
+            try await produce(events, to: broker, spacing: .milliseconds(100))
             let live = try await readCommands(from: broker) { $0.count >= expected.count }
             // Nothing more comes after a moment.
             try await Task.sleep(for: .seconds(2))

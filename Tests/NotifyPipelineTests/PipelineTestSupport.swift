@@ -55,10 +55,12 @@ func rendered(_ events: [ScenarioEvent], configuration: CoreConfiguration) throw
     return ScenarioRunner(configuration: configuration).run(events: runnerEvents).commands
 }
 
-/// Produces events keyed and timestamped as `notify produce` does, in order.
-func produce(_ events: [ScenarioEvent], to broker: EmbeddedBroker) async throws {
+/// Produces events keyed and timestamped as `notify produce` does, in order, `spacing` apart
+/// (a live backend publishes events as they happen, not all in one burst).
+func produce(_ events: [ScenarioEvent], to broker: EmbeddedBroker, spacing: Duration = .zero) async throws {
     let producer = try KafkaProducer(configuration: client(broker), logger: testLogger)
     for event in events {
+        if spacing > .zero { try await Task.sleep(for: spacing) }
         let decoded = try InputEvent.decode(topic: event.topic, value: Array(event.json.utf8))
         _ = try await producer.send(OutgoingRecord(
             topic: event.topic, key: Array(decoded.key.utf8), value: Array(event.json.utf8),
