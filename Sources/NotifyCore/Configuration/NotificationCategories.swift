@@ -53,12 +53,8 @@ public struct NotificationCategories: Sendable, Hashable {
                 throw FieldError(field: "categories", problem: "no \"\(Self.messageCategory)\" category")
             }
             self.byIdentifier = byIdentifier
-        } catch let error as JSONSyntaxError {
-            throw ConfigurationError(source: source, problem: error.description)
-        } catch let error as FieldError {
-            throw ConfigurationError(source: source, problem: "\(error.field): \(error.problem)")
         } catch {
-            throw ConfigurationError(source: source, problem: "\(error)")
+            throw ConfigurationError(source: source, reading: error)
         }
     }
 

@@ -120,12 +120,8 @@ public struct NotificationPolicies: Sendable, Hashable {
                 throw FieldError(field: "policies", problem: "\(collapseKeys.count) collapse keys (\(collapseKeys.sorted().joined(separator: ", "))); FCM keeps at most \(NotificationPolicy.maximumCollapseKeys)")
             }
             self.byType = byType
-        } catch let error as JSONSyntaxError {
-            throw ConfigurationError(source: source, problem: error.description)
-        } catch let error as FieldError {
-            throw ConfigurationError(source: source, problem: "\(error.field): \(error.problem)")
         } catch {
-            throw ConfigurationError(source: source, problem: "\(error)")
+            throw ConfigurationError(source: source, reading: error)
         }
     }
 
@@ -146,4 +142,13 @@ public struct ConfigurationError: Error, Sendable, Hashable, CustomStringConvert
     }
 
     public var description: String { "\(source): \(problem)" }
+
+    /// What went wrong reading `source`, whatever the failure was.
+    init(source: String, reading error: any Error) {
+        switch error {
+        case let error as JSONSyntaxError: self.init(source: source, problem: error.description)
+        case let error as FieldError: self.init(source: source, problem: "\(error.field): \(error.problem)")
+        default: self.init(source: source, problem: "\(error)")
+        }
+    }
 }
