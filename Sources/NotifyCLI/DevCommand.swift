@@ -59,7 +59,7 @@ struct DevCommand: AsyncParsableCommand {
         let console = SinkRuntime(
             sink: ConsoleSink(shell: shell),
             configuration: SinkRuntimeConfiguration(kafka: client, groupId: "notify-dev-console"), logger: logger)
-        let (inappHost, inappPort) = try Self.hostAndPort(inappListen)
+        let (inappHost, inappPort) = try listenAddress(inappListen, flag: "--inapp-listen")
         let demo = ScenarioLoader(path: scenario == "none" ? nil : scenario, client: client, pipeline: pipeline, logger: logger)
 
         StandardOutput.writeLine("notify dev")
@@ -71,13 +71,6 @@ struct DevCommand: AsyncParsableCommand {
         ]) { address in
             StandardOutput.writeLine("  console     http://\(address)/   (/healthz /readyz /metrics)")
         }
-    }
-
-    static func hostAndPort(_ text: String) throws -> (String, Int) {
-        guard let colon = text.lastIndex(of: ":"), let port = Int(text[text.index(after: colon)...]) else {
-            throw ValidationError("--inapp-listen \(text): expected HOST:PORT")
-        }
-        return (String(text[..<colon]), port)
     }
 }
 

@@ -118,9 +118,9 @@ extension NotifySettings {
         } catch let error as ConfigurationError {
             throw ValidationError("\(error) (set pipeline.schemas, --schemas or NOTIFY_SCHEMAS)")
         }
-        core.identityWaitMilliseconds = pipeline.identityWait.wholeMilliseconds
-        core.clientStateMaxAgeMilliseconds = pipeline.clientStateMaxAge.wholeMilliseconds
-        core.backgroundPushIntervalMilliseconds = pipeline.backgroundPushInterval.wholeMilliseconds
+        core.identityWaitMilliseconds = pipeline.identityWait.milliseconds
+        core.clientStateMaxAgeMilliseconds = pipeline.clientStateMaxAge.milliseconds
+        core.backgroundPushIntervalMilliseconds = pipeline.backgroundPushInterval.milliseconds
         return core
     }
 
@@ -136,12 +136,6 @@ extension NotifySettings {
     }
 }
 
-extension Duration {
-    /// Whole milliseconds.
-    var wholeMilliseconds: Int64 {
-        components.seconds * 1000 + components.attoseconds / 1_000_000_000_000_000
-    }
-}
 
 /// One-line descriptions of input records for the console.
 enum ConsoleSummary {

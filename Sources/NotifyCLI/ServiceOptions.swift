@@ -42,3 +42,11 @@ struct ServiceOptions: ParsableArguments {
         return try await NotifySettings.load(from: sources)
     }
 }
+
+/// A `HOST:PORT` flag's value, or a message naming the flag.
+func listenAddress(_ text: String, flag: String) throws -> (host: String, port: Int) {
+    switch HostAndPort.parse(text) {
+    case .success(let address): return (address.host, address.port)
+    case .failure(let error): throw ValidationError("\(flag): \(error.reason)")
+    }
+}

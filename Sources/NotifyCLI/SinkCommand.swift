@@ -117,7 +117,7 @@ struct SinkCommand: AsyncParsableCommand {
             let sink = try FCMSink(endpoint: endpoint ?? "https://fcm.googleapis.com", account: account, transport: transport)
             try await serve(SinkRuntime(sink: sink, configuration: runtimeConfiguration, logger: logger), shell: shell)
         case .inapp:
-            let (host, port) = try hostAndPort(listen)
+            let (host, port) = try listenAddress(listen, flag: "--listen")
             let gateway = InAppGateway(
                 secret: try Secret.load(file: secretFile, environmentVariable: "NOTIFY_INAPP_SECRET", trimmingTrailingNewline: true),
                 logger: logger, onConnectionCount: { shell.metrics.setInAppConnections($0) }
@@ -163,12 +163,5 @@ struct SinkCommand: AsyncParsableCommand {
             selection.providers = [value]
         }
         return selection
-    }
-
-    private func hostAndPort(_ text: String) throws -> (String, Int) {
-        guard let colon = text.lastIndex(of: ":"), let port = Int(text[text.index(after: colon)...]), (0...65535).contains(port) else {
-            throw ValidationError("--listen must be HOST:PORT.")
-        }
-        return (String(text[..<colon]), port)
     }
 }

@@ -235,7 +235,7 @@ struct RecordLimits: Sendable {
 
 extension Duration {
     /// Whole milliseconds.
-    var milliseconds: Int64 {
+    public var milliseconds: Int64 {
         components.seconds * 1000 + components.attoseconds / 1_000_000_000_000_000
     }
 }
