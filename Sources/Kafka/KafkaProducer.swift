@@ -126,44 +126,48 @@ public final class KafkaProducer: Sendable {
         let topic = topicHandle(record.topic)
         let headerNames = record.headers.map { strdup($0.name) }
         defer { headerNames.forEach { free($0) } }
-        var values = [rd_kafka_vu_t](repeating: rd_kafka_vu_t(), count: 6 + record.headers.count)
-        values[0].vtype = RD_KAFKA_VTYPE_RKT
-        values[0].u.rkt = topic
-        values[1].vtype = RD_KAFKA_VTYPE_MSGFLAGS
-        values[1].u.i = NativeConstants.messageCopyFlag
-        values[2].vtype = RD_KAFKA_VTYPE_OPAQUE
-        values[2].u.ptr = opaque
-        values[3].vtype = RD_KAFKA_VTYPE_PARTITION
-        values[3].u.i32 = record.partition ?? NativeConstants.unassignedPartition
-        values[4].vtype = RD_KAFKA_VTYPE_TIMESTAMP
-        values[4].u.i64 = record.timestampMilliseconds ?? 0
-        return record.value.withUnsafeBytes { value in
-            withOptionalBytes(record.key) { key in
-                values[5].vtype = RD_KAFKA_VTYPE_VALUE
-                values[5].u.mem.ptr = UnsafeMutableRawPointer(mutating: value.baseAddress)
-                values[5].u.mem.size = value.count
-                var count = 6
-                if let key {
-                    values.append(rd_kafka_vu_t())
-                    values[count].vtype = RD_KAFKA_VTYPE_KEY
-                    values[count].u.mem.ptr = UnsafeMutableRawPointer(mutating: key.baseAddress)
-                    values[count].u.mem.size = key.count
-                    count += 1
-                }
-                return withHeaderValues(record.headers) { headerValues in
-                    for (index, header) in headerValues.enumerated() {
-                        values[count].vtype = RD_KAFKA_VTYPE_HEADER
-                        values[count].u.header.name = UnsafePointer(headerNames[index])
-                        values[count].u.header.val = header.baseAddress.map(UnsafeRawPointer.init)
-                        values[count].u.header.size = header.baseAddress == nil ? -1 : header.count
-                        count += 1
+        // The arguments of one rd_kafka_produceva call, on the stack: at most 7 fixed ones and the headers.
+        return withUnsafeTemporaryAllocation(of: rd_kafka_vu_t.self, capacity: 7 + record.headers.count) { values in
+            var count = 0
+            func add(_ type: rd_kafka_vtype_t, _ fill: (inout rd_kafka_vu_t) -> Void) {
+                var value = rd_kafka_vu_t()
+                value.vtype = type
+                fill(&value)
+                values[count] = value
+                count += 1
+            }
+            add(RD_KAFKA_VTYPE_RKT) { $0.u.rkt = topic }
+            add(RD_KAFKA_VTYPE_MSGFLAGS) { $0.u.i = NativeConstants.messageCopyFlag }
+            add(RD_KAFKA_VTYPE_OPAQUE) { $0.u.ptr = opaque }
+            add(RD_KAFKA_VTYPE_PARTITION) { $0.u.i32 = record.partition ?? NativeConstants.unassignedPartition }
+            add(RD_KAFKA_VTYPE_TIMESTAMP) { $0.u.i64 = record.timestampMilliseconds ?? 0 }
+            return record.value.withUnsafeBytes { value in
+                withOptionalBytes(record.key) { key in
+                    add(RD_KAFKA_VTYPE_VALUE) {
+                        $0.u.mem.ptr = UnsafeMutableRawPointer(mutating: value.baseAddress)
+                        $0.u.mem.size = value.count
                     }
-                    guard let error = rd_kafka_produceva(handle.pointer, values, count) else {
-                        return RD_KAFKA_RESP_ERR_NO_ERROR
+                    if let key {
+                        add(RD_KAFKA_VTYPE_KEY) {
+                            $0.u.mem.ptr = UnsafeMutableRawPointer(mutating: key.baseAddress)
+                            $0.u.mem.size = key.count
+                        }
                     }
-                    let code = rd_kafka_error_code(error)
-                    rd_kafka_error_destroy(error)
-                    return code
+                    return withHeaderValues(record.headers) { headerValues in
+                        for (index, header) in headerValues.enumerated() {
+                            add(RD_KAFKA_VTYPE_HEADER) {
+                                $0.u.header.name = UnsafePointer(headerNames[index])
+                                $0.u.header.val = header.baseAddress.map(UnsafeRawPointer.init)
+                                $0.u.header.size = header.baseAddress == nil ? -1 : header.count
+                            }
+                        }
+                        guard let error = rd_kafka_produceva(handle.pointer, values.baseAddress, count) else {
+                            return RD_KAFKA_RESP_ERR_NO_ERROR
+                        }
+                        let code = rd_kafka_error_code(error)
+                        rd_kafka_error_destroy(error)
+                        return code
+                    }
                 }
             }
         }
@@ -182,6 +186,7 @@ private func withOptionalBytes<R>(_ bytes: [UInt8]?, _ body: (UnsafeRawBufferPoi
 
 /// Gives `body` stable pointers to every header value (a null value: nil base address).
 private func withHeaderValues<R>(_ headers: [KafkaHeader], _ body: ([UnsafeRawBufferPointer]) -> R) -> R {
+    if headers.isEmpty { return body([]) }
     let total = headers.reduce(0) { $0 + ($1.value?.count ?? 0) }
     let storage = UnsafeMutableRawBufferPointer.allocate(byteCount: max(total, 1), alignment: 1)
     defer { storage.deallocate() }
