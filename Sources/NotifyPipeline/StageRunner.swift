@@ -40,9 +40,6 @@ actor StageRunner<Logic: StageLogic> {
         self.consumer = consumer
     }
 
-    /// The partitions this runner owns now.
-    var ownedPartitions: [Int32] { tasks.keys.sorted() }
-
     /// Folds a batch and queues what it made.
     func process(_ batch: [KafkaRecord]) async throws {
         var byPartition: [Int32: [KafkaRecord]] = [:]

@@ -76,6 +76,24 @@ import Testing
         }
     }
 
+    @Test func recordsAreAlsoReadOneByOne() async throws {
+        try await withEmbeddedBroker(topics: ["one-by-one": 1]) { broker in
+            let producer = try KafkaProducer(configuration: clientConfiguration(broker), logger: testLogger)
+            _ = try await producer.send((0..<5).map { record("one-by-one", key: "k", value: "\($0)") })
+            await producer.close()
+            let consumer = try KafkaConsumer(
+                configuration: .init(client: clientConfiguration(broker), groupId: "one-by-one", maxBatchSize: 2), logger: testLogger)
+            try consumer.subscribe(["one-by-one"])
+            var values: [String] = []
+            for try await record in consumer.records {
+                values.append(record.valueString)
+                if values.count == 5 { break }
+            }
+            await consumer.close()
+            #expect(values == ["0", "1", "2", "3", "4"])
+        }
+    }
+
     @Test func seekMovesTheReadPosition() async throws {
         try await withEmbeddedBroker(topics: ["seek": 1]) { broker in
             let producer = try KafkaProducer(configuration: clientConfiguration(broker), logger: testLogger)
