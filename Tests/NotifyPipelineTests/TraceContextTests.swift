@@ -4,7 +4,7 @@ import NotifyCore
 import Testing
 @testable import NotifyPipeline
 
-@Suite struct TraceContextTests {
+@Suite(.serialized) struct TraceContextTests {
     static let incoming = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
 
     @Test func parsesWellFormedAndRefusesMalformedHeaders() {
@@ -21,7 +21,7 @@ import Testing
     }
 
     /// The trace of a message event goes on through its fanout record and its command.
-    @Test(.serialized) func traceGoesFromMessageThroughFanoutToCommand() async throws {
+    @Test func traceGoesFromMessageThroughFanoutToCommand() async throws {
         let configuration = try testCoreConfiguration()
         try await withPipelineBroker { broker in
             let pipeline = RunningPipeline(broker, configuration: configuration)
