@@ -12,6 +12,7 @@ pkg-config --exists rdkafka 2>/dev/null || packages+=(librdkafka-dev pkg-config)
 command -v kcat >/dev/null 2>&1 || packages+=(kcat)
 command -v openssl >/dev/null 2>&1 || packages+=(openssl)
 command -v python3 >/dev/null 2>&1 || packages+=(python3)
+python3 -m pip --version >/dev/null 2>&1 || packages+=(python3-pip)
 if [ "${NOTIFY_SKIP_BROWSER:-}" != 1 ]; then
   command -v chromium >/dev/null 2>&1 || packages+=(chromium)
   dpkg -s fonts-noto-color-emoji >/dev/null 2>&1 || packages+=(fonts-noto-color-emoji)
