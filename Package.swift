@@ -68,6 +68,8 @@ let package = Package(
                 "Kafka",
                 "NotifyCore",
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
             ]
         ),
         // Delivery sinks: the shared runtime (order, dedupe, expiry, retries, DLQ, outcomes)
@@ -155,7 +157,10 @@ let package = Package(
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
             ]
         ),
-        .testTarget(name: "NotifyPipelineTests", dependencies: ["NotifyPipeline", "Kafka", "NotifyCore"]),
+        .testTarget(
+            name: "NotifyPipelineTests",
+            dependencies: ["NotifyPipeline", "Kafka", "NotifyCore", "NotifySinkStandIns"]
+        ),
         .testTarget(
             name: "NotifySinksTests",
             dependencies: [

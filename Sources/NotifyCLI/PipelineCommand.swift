@@ -32,9 +32,15 @@ struct PipelineCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("The Schemas directory (setting pipeline.schemas).", valueName: "dir"))
     var schemas: String?
 
+    @Option(help: ArgumentHelp(
+        "Thumbnail service asked for image attachments (setting thumbnails.url; timeout thumbnails.timeout, default 0.5 s).",
+        valueName: "url"))
+    var thumbnailService: String?
+
     func run() async throws {
         let settings = try await service.loadSettings(kafka: kafka, commandFlags: [
             ("kafka.groupId", "--group", group), ("pipeline.stages", "--stages", stages), ("pipeline.schemas", "--schemas", schemas),
+            ("thumbnails.url", "--thumbnail-service", thumbnailService),
         ])
         let logger = settings.logger(label: "notify.pipeline")
         let core = try settings.coreConfiguration()
@@ -132,7 +138,10 @@ extension NotifySettings {
         }
         return PipelineSettings(
             client: KafkaClientConfiguration(bootstrapServers: kafka.bootstrap, clientId: kafka.clientId, properties: kafka.properties),
-            groupId: kafka.groupId ?? "notify", stages: Set(names), core: core)
+            groupId: kafka.groupId ?? "notify", stages: Set(names), core: core,
+            thumbnails: thumbnails.url.map {
+                ThumbnailSettings(url: $0, timeout: thumbnails.timeout, backlogLimit: Int64(thumbnails.backlogLimit))
+            })
     }
 }
 

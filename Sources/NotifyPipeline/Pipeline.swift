@@ -14,10 +14,13 @@ public struct PipelineSettings: Sendable {
     public var maxRecordBytes: Int
     /// How often quiet tasks let wall-clock time advance their event time.
     public var tickInterval: Duration
+    /// The thumbnail service stage 1 asks for image attachments (rule 10); `nil`: none.
+    public var thumbnails: ThumbnailSettings?
 
     public init(
         client: KafkaClientConfiguration, groupId: String = "notify", stages: Set<StageName> = Set(StageName.allCases),
-        core: CoreConfiguration, maxRecordBytes: Int = 1_000_000, tickInterval: Duration = .milliseconds(250)
+        core: CoreConfiguration, maxRecordBytes: Int = 1_000_000, tickInterval: Duration = .milliseconds(250),
+        thumbnails: ThumbnailSettings? = nil
     ) {
         self.client = client
         self.groupId = groupId
@@ -25,6 +28,7 @@ public struct PipelineSettings: Sendable {
         self.core = core
         self.maxRecordBytes = maxRecordBytes
         self.tickInterval = tickInterval
+        self.thumbnails = thumbnails
     }
 }
 
@@ -74,7 +78,8 @@ public final class NotifyPipeline: Sendable {
                     let runner = StageRunner(
                         logic: FanoutStageLogic(stage: stage, identities: directory), producer: producer,
                         restorer: restorer, observer: observer, limits: limits, logger: logger)
-                    group.addTask { try await self.consume(with: runner) }
+                    let thumbnails = settings.thumbnails.map { MessageThumbnails(settings: $0, logger: logger) }
+                    group.addTask { try await self.consume(with: runner, thumbnails: thumbnails) }
                     group.addTask { try await identities.follow(from: positions) { try await runner.broadcast($0) } }
                     group.addTask { try await self.tick(runner) }
                 }
@@ -98,7 +103,8 @@ public final class NotifyPipeline: Sendable {
 
     /// One stage's consumer-group member: joins, processes batches, and on
     /// cancellation leaves the group after its work is finished and committed.
-    private func consume<Logic: StageLogic>(with runner: StageRunner<Logic>) async throws {
+    /// With `thumbnails`, each batch gets its image attachments' thumbnails before it is processed.
+    private func consume<Logic: StageLogic>(with runner: StageRunner<Logic>, thumbnails: MessageThumbnails? = nil) async throws {
         let logic = runner.logic
         let stageName = logic.name.rawValue
         let consumer = try KafkaConsumer(
@@ -123,7 +129,11 @@ public final class NotifyPipeline: Sendable {
         try await withTaskCancellationHandler {
             do {
                 for try await batch in consumer.batches {
-                    try await runner.process(batch)
+                    if let thumbnails {
+                        try await runner.process(await thumbnails.apply(to: batch, lag: (try? consumer.lag()) ?? [:]))
+                    } else {
+                        try await runner.process(batch)
+                    }
                 }
             } catch {
                 await consumer.close()

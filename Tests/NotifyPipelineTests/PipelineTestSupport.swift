@@ -133,9 +133,11 @@ final class RunningPipeline: Sendable {
     let pipeline: NotifyPipeline
     private let task: Task<Void, any Error>
 
-    init(_ broker: EmbeddedBroker, configuration: CoreConfiguration, group: String = "notify-tests") {
+    init(_ broker: EmbeddedBroker, configuration: CoreConfiguration, group: String = "notify-tests",
+         thumbnails: ThumbnailSettings? = nil) {
         pipeline = NotifyPipeline(
-            settings: PipelineSettings(client: client(broker), groupId: group, core: configuration), logger: testLogger)
+            settings: PipelineSettings(client: client(broker), groupId: group, core: configuration, thumbnails: thumbnails),
+            logger: testLogger)
         let pipeline = pipeline
         task = Task { try await pipeline.run() }
     }

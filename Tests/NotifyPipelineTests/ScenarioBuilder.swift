@@ -42,6 +42,15 @@ enum Scenario {
         ]))
     }
 
+    /// A photo message: a JPEG of `bytes` at `https://cdn.example/<id>.jpg`, with a caption.
+    static func photo(_ id: String, in conversation: String, from sender: String, bytes: Int, at second: Double) -> ScenarioEvent {
+        ScenarioEvent(topic: Topic.messages, json: json([
+            "type": "message.received", "id": "e-\(id)", "at": at(second), "messageId": id,
+            "conversationId": conversation, "senderId": sender, "kind": "image", "text": "look",
+            "attachment": ["url": "https://cdn.example/\(id).jpg", "mimeType": "image/jpeg", "bytes": bytes],
+        ]))
+    }
+
     /// Alice and Bob known, their direct conversation `c1`, Bob's phone: the smallest world a message reaches a device in.
     static let aliceAndBob = [
         identity("alice", "Alice", at: 0), identity("bob", "Bob", at: 0),

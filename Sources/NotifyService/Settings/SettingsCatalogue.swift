@@ -28,12 +28,12 @@ public enum SettingsCatalogue {
         .init("pipeline.schemas", .filePath, default: .text("Schemas"), flag: "--schemas", environmentAliases: ["NOTIFY_SCHEMAS"],
               "Directory holding `topics.json`, `policies.json` and `categories.json`."),
         // Thumbnails
-        .init("thumbnails.url", .url,
-              "Thumbnail resolver base URL (HTTP). Not used yet: the pipeline does not call a thumbnail resolver in this version; attachments keep their own URL."),
+        .init("thumbnails.url", .url, flag: "--thumbnail-service",
+              "Thumbnail service that stage 1 asks, for each image attachment, `GET <url>?url=…&mimeType=…&bytes=…`; a 200 answer `{\"url\", \"mimeType\", \"bytes\"}` replaces the attachment (rule 10). Unset: no lookups."),
         .init("thumbnails.timeout", .seconds(0.01...30), default: .seconds(0.5),
-              "Time allowed for one thumbnail request before the notification goes out without it (rule 10). Not used yet."),
+              "Time allowed for one thumbnail request before the notification goes out without it, in order (rule 10)."),
         .init("thumbnails.backlogLimit", .integer(0...10_000_000), default: .integer(1000),
-              "Records waiting on a partition above which thumbnail lookups are skipped (rule 10). Not used yet."),
+              "Records waiting on a partition above which thumbnail lookups are skipped (rule 10)."),
         // HTTP endpoints
         .init("http.listen", .address, default: .text("127.0.0.1:8080"), flag: "--http-listen",
               "Address of `/healthz`, `/readyz`, `/metrics` and the live console. Port 0 picks a free port."),
