@@ -202,7 +202,7 @@ struct PartitionTask<Logic: StageLogic>: Sendable {
 
     private func apply(_ step: StageStep, touched: inout Set<String>, into output: inout TaskOutput) {
         // Outputs not made by a record of their own (released by time) start a trace of their own.
-        output.records += step.outputs.map { TraceContext(headers: $0.headers) == nil ? $0.traced(.start()) : $0 }
+        output.records += step.outputs.map { $0.headers.contains { $0.name == TraceContext.header } ? $0 : $0.traced(.start()) }
         output.commands += step.commands
         output.decisions += step.decisions
         output.identityTimeouts += step.unresolvedIdentities

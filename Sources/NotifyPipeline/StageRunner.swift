@@ -46,7 +46,8 @@ actor StageRunner<Logic: StageLogic> {
         for record in batch { byPartition[record.partition, default: []].append(record) }
         var output = TaskOutput()
         for (partition, records) in byPartition.sorted(by: { $0.key < $1.key }) {
-            guard var task = tasks[partition] else {
+            // Taken out of the table while it works, so its state is changed in place, not copied.
+            guard var task = tasks.removeValue(forKey: partition) else {
                 logger.debug("Records of a partition given up are dropped", metadata: ["partition": "\(partition)"])
                 continue
             }

@@ -1,4 +1,5 @@
 import Kafka
+import Synchronization
 
 /// A W3C trace context (`traceparent`: `00-<trace id>-<parent span id>-<flags>`), carried in the
 /// Kafka headers of every record made from a message: the message event, its fanout records,
@@ -14,18 +15,35 @@ public struct TraceContext: Sendable, Hashable, CustomStringConvertible {
     /// `01` when sampled.
     public let flags: String
 
-    /// The context in `headers`, if there is a well-formed one.
+    /// The context in `headers`, if there is a well-formed one (hex digits read in either case, kept in lowercase).
     public init?(headers: [KafkaHeader]) {
-        guard let text = headers.string(for: Self.header) else { return nil }
-        let parts = text.split(separator: "-")
-        guard parts.count == 4, parts[0] == "00", parts[1].count == 32, parts[2].count == 16, parts[3].count == 2,
-              parts[1...3].allSatisfy({ $0.allSatisfy(\.isHexDigit) }),
-              parts[1] != String(repeating: "0", count: 32), parts[2] != String(repeating: "0", count: 16) else {
-            return nil
+        guard let value = headers.first(where: { $0.name == Self.header })?.value, value.count == 55 else { return nil }
+        // 00-<32 hex>-<16 hex>-<2 hex>
+        guard value[0] == UInt8(ascii: "0"), value[1] == UInt8(ascii: "0"),
+              value[2] == UInt8(ascii: "-"), value[35] == UInt8(ascii: "-"), value[52] == UInt8(ascii: "-"),
+              let traceId = Self.lowercaseHex(value[3..<35]), let spanId = Self.lowercaseHex(value[36..<52]),
+              let flags = Self.lowercaseHex(value[53..<55]),
+              traceId.utf8.contains(where: { $0 != UInt8(ascii: "0") }), spanId.utf8.contains(where: { $0 != UInt8(ascii: "0") })
+        else { return nil }
+        self.traceId = traceId
+        self.spanId = spanId
+        self.flags = flags
+    }
+
+    /// Hex digits as lowercase text, or nil if a byte is not one.
+    private static func lowercaseHex(_ bytes: ArraySlice<UInt8>) -> String? {
+        var valid = true
+        let text = String(unsafeUninitializedCapacity: bytes.count) { text in
+            for (index, byte) in bytes.enumerated() {
+                switch byte {
+                case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "a")...UInt8(ascii: "f"): text[index] = byte
+                case UInt8(ascii: "A")...UInt8(ascii: "F"): text[index] = byte + 32
+                default: valid = false
+                }
+            }
+            return valid ? bytes.count : 0
         }
-        traceId = parts[1].lowercased()
-        spanId = parts[2].lowercased()
-        flags = String(parts[3])
+        return valid ? text : nil
     }
 
     private init(traceId: String, spanId: String, flags: String) {
@@ -50,12 +68,35 @@ public struct TraceContext: Sendable, Hashable, CustomStringConvertible {
     public var kafkaHeader: KafkaHeader { KafkaHeader(name: Self.header, string: description) }
 
     private static func randomHex(bytes: Int) -> String {
-        var text = ""
-        for _ in 0..<bytes {
-            let byte = UInt8.random(in: 1...255)
-            text += String(byte >> 4, radix: 16) + String(byte & 0xF, radix: 16)
+        String(unsafeUninitializedCapacity: bytes * 2) { text in
+            var word: UInt64 = 0
+            for index in 0..<bytes {
+                if index % 8 == 0 { word = SpanIdSource.next() }
+                let byte = UInt8(truncatingIfNeeded: word >> (8 * UInt64(index % 8)))
+                text[2 * index] = hexDigits[Int(byte >> 4)]
+                text[2 * index + 1] = hexDigits[Int(byte & 0xF)]
+            }
+            return bytes * 2
         }
-        return text
+    }
+
+    private static let hexDigits: [UInt8] = Array("0123456789abcdef".utf8)
+}
+
+/// Random 64-bit words for trace and span ids, without a system call each: SplitMix64 over a
+/// process-wide counter seeded once from the system's generator. Ids only need to be unique and
+/// unguessable enough for tracing, not secret; a zero word is skipped (W3C forbids all-zero ids).
+private enum SpanIdSource {
+    private static let counter = Atomic<UInt64>(UInt64.random(in: .min ... .max))
+
+    static func next() -> UInt64 {
+        while true {
+            var value = counter.wrappingAdd(0x9E37_79B9_7F4A_7C15, ordering: .relaxed).newValue
+            value = (value ^ (value >> 30)) &* 0xBF58_476D_1CE4_E5B9
+            value = (value ^ (value >> 27)) &* 0x94D0_49BB_1331_11EB
+            value ^= value >> 31
+            if value != 0 { return value }
+        }
     }
 }
 

@@ -77,9 +77,7 @@ public struct RouteState: Sendable {
     /// The changelog value of `key` (`nil`: no entry, a tombstone).
     public func snapshot(_ key: String) -> [UInt8]? {
         guard let entry = entries[key] else { return nil }
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys]
-        return (try? encoder.encode(entry)).map { [UInt8]($0) }
+        return CoreJSON.encode(entry)
     }
 
     /// Restores an entry from its changelog value (`nil`: a tombstone).
