@@ -10,12 +10,12 @@
 #
 # Starts `notify broker` (the catalog's topics plus the benchmark's), seeds
 # COUNT (default 150000) records of ~300 bytes on 16 partitions, then RUNS
-# times (default 3) runs the C passthrough and `notify-bench passthrough`
-# (700-byte outputs) one after the other, then the pipeline benchmark.
+# times (default 5) runs the C passthrough and `notify-bench passthrough`
+# (700-byte outputs) one after the other, alternating which goes first, then the pipeline benchmark.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 count=${1:-150000}
-runs=${2:-3}
+runs=${2:-5}
 pipeline_count=${3:-100000}
 config=${CONFIG:-release}
 # A build folder of its own, so a release build does not wait for (or undo) the debug one.
@@ -42,14 +42,20 @@ echo "broker: $bootstrap"
 
 c_rates=()
 swift_rates=()
-for run in $(seq "$runs"); do
+run_c() {
   line=$("$bin/rdkafka-passthrough" "$bootstrap" bench.in "bench.out.c.$run" "$count" 700 "bench-c-$run")
   echo "run $run: $line"
   c_rates+=("$(sed -E 's/.* = ([0-9]+) records\/s/\1/' <<<"$line")")
+}
+run_swift() {
   line=$("$bin/notify-bench" passthrough --bootstrap "$bootstrap" --from bench.in --to "bench.out.swift.$run" \
     --count "$count" --size 700 --group "bench-swift-$run")
   echo "run $run: $line"
   swift_rates+=("$(sed -E 's/.* = ([0-9]+) records\/s/\1/' <<<"$line")")
+}
+# Odd runs measure C first, even runs Swift first: neither side always meets a colder broker.
+for run in $(seq "$runs"); do
+  if (( run % 2 )); then run_c; run_swift; else run_swift; run_c; fi
 done
 
 median() { printf '%s\n' "$@" | sort -n | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }

@@ -14,17 +14,20 @@ final class InFlightWindow: Sendable {
         state = Mutex(State(available: capacity))
     }
 
-    /// Takes one place, waiting while the window is full.
-    func acquire() async {
-        if state.withLock({ $0.takePlace() }) { return }
+    /// Takes as many places as are free, up to `wanted` (at least one), waiting while the window is full.
+    /// Returns how many it took.
+    func acquire(upTo wanted: Int) async -> Int {
+        let taken = state.withLock { $0.takePlaces(upTo: wanted) }
+        if taken > 0 { return taken }
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             let granted = state.withLock { state in
-                if state.takePlace() { return true }
+                if state.takePlaces(upTo: 1) == 1 { return true }
                 state.waiters.append(continuation)
                 return false
             }
             if granted { continuation.resume() }
         }
+        return 1
     }
 
     /// Gives one place back, to a waiter if there is one.
@@ -41,9 +44,9 @@ final class InFlightWindow: Sendable {
 }
 
 extension InFlightWindow.State {
-    fileprivate mutating func takePlace() -> Bool {
-        guard available > 0 else { return false }
-        available -= 1
-        return true
+    fileprivate mutating func takePlaces(upTo wanted: Int) -> Int {
+        let taken = min(available, wanted)
+        available -= taken
+        return taken
     }
 }

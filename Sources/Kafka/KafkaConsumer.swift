@@ -268,7 +268,9 @@ private struct PollLoop: Sendable {
             return false
         }
         var batch: [KafkaRecord] = []
+        batch.reserveCapacity(min(maxBatchSize, 1024))
         var topicNames: [OpaquePointer: String] = [:]
+        var lastTopic: (rkt: OpaquePointer, name: String)?
         var timeout: Int32 = 100
         while batch.count < maxBatchSize, let message = rd_kafka_consumer_poll(handle.pointer, timeout) {
             defer { rd_kafka_message_destroy(message) }
@@ -276,9 +278,12 @@ private struct PollLoop: Sendable {
             let native = message.pointee
             if native.err == RD_KAFKA_RESP_ERR_NO_ERROR {
                 let rkt = native.rkt!
-                let topic = topicNames[rkt] ?? String(cString: rd_kafka_topic_name(rkt))
-                topicNames[rkt] = topic
-                batch.append(KafkaRecord(copying: message, topic: topic))
+                if lastTopic?.rkt != rkt {
+                    let name = topicNames[rkt] ?? String(cString: rd_kafka_topic_name(rkt))
+                    topicNames[rkt] = name
+                    lastTopic = (rkt, name)
+                }
+                batch.append(KafkaRecord(copying: message, topic: lastTopic!.name))
             } else if native.err != RD_KAFKA_RESP_ERR__PARTITION_EOF {
                 let error = KafkaError(native.err, context: "consume")
                 if native.err == RD_KAFKA_RESP_ERR__FATAL {

@@ -65,17 +65,23 @@ public final class KafkaProducer: Sendable {
     /// Throws the first delivery error if any record failed.
     public func send(_ records: [OutgoingRecord]) async throws -> [DeliveryReport] {
         guard !records.isEmpty else { return [] }
-        let batch = DeliveryBatch(count: records.count)
-        for (index, record) in records.enumerated() {
-            await context.window.acquire()
-            let ticket = Unmanaged.passRetained(DeliveryTicket(batch: batch, index: index))
-            do {
-                try await enqueue(record, opaque: ticket.toOpaque())
-            } catch {
-                ticket.release()
-                context.window.release()
-                batch.abandon(from: index, error: error as? KafkaError ?? .client("\(error)"))
-                break
+        let batch = DeliveryBatch(records)
+        var index = 0
+        var topic: (name: String, handle: OpaquePointer)?
+        enqueuing: while index < records.count {
+            // As many places of the window as are free (at least one), then that many records without a suspension.
+            let places = await context.window.acquire(upTo: records.count - index)
+            for used in 0..<places {
+                let record = records[index]
+                if topic?.name != record.topic { topic = (record.topic, topicHandle(record.topic)) }
+                do {
+                    try await enqueue(record, topic: topic!.handle, opaque: batch.opaque(index))
+                } catch {
+                    for _ in used..<places { context.window.release() }
+                    batch.abandon(from: index, error: error as? KafkaError ?? .client("\(error)"))
+                    break enqueuing
+                }
+                index += 1
             }
         }
         return try await batch.reports()
@@ -111,9 +117,9 @@ public final class KafkaProducer: Sendable {
     }
 
     /// Enqueues `record`, retrying while librdkafka's own queue is full.
-    private func enqueue(_ record: OutgoingRecord, opaque: UnsafeMutableRawPointer) async throws {
+    private func enqueue(_ record: OutgoingRecord, topic: OpaquePointer, opaque: UnsafeMutableRawPointer) async throws {
         while true {
-            let code = produce(record, opaque: opaque)
+            let code = produce(record, topic: topic, opaque: opaque)
             if code == RD_KAFKA_RESP_ERR_NO_ERROR { return }
             guard code == RD_KAFKA_RESP_ERR__QUEUE_FULL else {
                 throw KafkaError(code, context: "produce to \(record.topic)")
@@ -122,8 +128,7 @@ public final class KafkaProducer: Sendable {
         }
     }
 
-    private func produce(_ record: OutgoingRecord, opaque: UnsafeMutableRawPointer) -> rd_kafka_resp_err_t {
-        let topic = topicHandle(record.topic)
+    private func produce(_ record: OutgoingRecord, topic: OpaquePointer, opaque: UnsafeMutableRawPointer) -> rd_kafka_resp_err_t {
         let headerNames = record.headers.map { strdup($0.name) }
         defer { headerNames.forEach { free($0) } }
         // The arguments of one rd_kafka_produceva call, on the stack: at most 7 fixed ones and the headers.
@@ -217,19 +222,18 @@ final class ProducerContext: ClientContext, @unchecked Sendable {
     }
 }
 
-/// One record of a ``DeliveryBatch``: the opaque pointer librdkafka hands back.
-final class DeliveryTicket: Sendable {
-    let batch: DeliveryBatch
-    let index: Int
-
-    init(batch: DeliveryBatch, index: Int) {
-        self.batch = batch
-        self.index = index
-    }
-}
-
 /// Collects the delivery reports of one `send` call.
-final class DeliveryBatch: Sendable {
+///
+/// librdkafka hands each record's opaque pointer back in its delivery report; for record `i`
+/// it points at slot `i` of one allocation per batch, which names the batch and the index,
+/// so a record costs no allocation of its own. The batch outlives every report: `send`
+/// holds it until the last one has come.
+final class DeliveryBatch: @unchecked Sendable {
+    struct Slot {
+        let batch: Unmanaged<DeliveryBatch>
+        let index: Int
+    }
+
     fileprivate struct State {
         var reports: [DeliveryReport?]
         var remaining: Int
@@ -238,9 +242,31 @@ final class DeliveryBatch: Sendable {
     }
 
     private let state: Mutex<State>
+    private let records: [OutgoingRecord]
+    /// Written once in `init`, read-only afterwards.
+    private let slots: UnsafeMutablePointer<Slot>
 
-    init(count: Int) {
-        state = Mutex(State(reports: Array(repeating: nil, count: count), remaining: count))
+    init(_ records: [OutgoingRecord]) {
+        self.records = records
+        state = Mutex(State(reports: Array(repeating: nil, count: records.count), remaining: records.count))
+        slots = .allocate(capacity: records.count)
+        let unmanaged = Unmanaged.passUnretained(self)
+        for index in records.indices { (slots + index).initialize(to: Slot(batch: unmanaged, index: index)) }
+    }
+
+    deinit {
+        slots.deinitialize(count: records.count)
+        slots.deallocate()
+    }
+
+    /// The opaque pointer of record `index`.
+    func opaque(_ index: Int) -> UnsafeMutableRawPointer {
+        UnsafeMutableRawPointer(slots + index)
+    }
+
+    /// The report of record `index`, which the broker stored at `partition` and `offset`.
+    func delivered(_ index: Int, partition: Int32, offset: Int64) {
+        complete(index, with: .success(DeliveryReport(topic: records[index].topic, partition: partition, offset: offset)))
     }
 
     func complete(_ index: Int, with result: Result<DeliveryReport, KafkaError>) {
@@ -288,15 +314,16 @@ extension DeliveryBatch.State {
 private let deliveryReportCallback: @convention(c) (
     OpaquePointer?, UnsafePointer<rd_kafka_message_t>?, UnsafeMutableRawPointer?
 ) -> Void = { _, message, opaque in
-    guard let message, let opaque, let ticketPointer = message.pointee._private else { return }
+    guard let message, let opaque, let slotPointer = message.pointee._private else { return }
     let context = Unmanaged<ProducerContext>.fromOpaque(opaque).takeUnretainedValue()
-    let ticket = Unmanaged<DeliveryTicket>.fromOpaque(ticketPointer).takeRetainedValue()
+    let slot = slotPointer.assumingMemoryBound(to: DeliveryBatch.Slot.self).pointee
+    // A strong reference for the rest of the callback: completing the last record lets `send` return.
+    let batch = slot.batch.takeUnretainedValue()
     context.window.release()
     let native = message.pointee
     if native.err == RD_KAFKA_RESP_ERR_NO_ERROR {
-        let topic = String(cString: rd_kafka_topic_name(native.rkt))
-        ticket.batch.complete(ticket.index, with: .success(DeliveryReport(topic: topic, partition: native.partition, offset: native.offset)))
+        batch.delivered(slot.index, partition: native.partition, offset: native.offset)
     } else {
-        ticket.batch.complete(ticket.index, with: .failure(KafkaError(native.err, context: "delivery")))
+        batch.complete(slot.index, with: .failure(KafkaError(native.err, context: "delivery")))
     }
 }
