@@ -7,7 +7,9 @@ import Logging
 /// and can inject faults. Its limits, which make it a tool for development and
 /// tests only: data lives in memory, at most about 5 MB or 100,000 batches per
 /// partition (the oldest are dropped); no compaction; TxnOffsetCommit is not
-/// honoured, so transactions cannot be proven on it. Production runs on Apache Kafka.
+/// honoured, so transactions cannot be proven on it; a fetch that finds no data
+/// waits out its whole `fetch.wait.max.ms` even if data arrives meanwhile (clients
+/// should use ``clientProperties``). Production runs on Apache Kafka.
 public final class EmbeddedBroker: Sendable {
     private let host: NativeHandle
     private let cluster: NativeHandle
@@ -32,6 +34,11 @@ public final class EmbeddedBroker: Sendable {
         brokerIds = 1...Int32(brokers)
         bootstrapServers = String(cString: rd_kafka_mock_cluster_bootstraps(cluster))
     }
+
+    /// Properties for clients of this cluster: a short `fetch.wait.max.ms`, because the mock
+    /// cluster answers an empty fetch only when its wait is over (librdkafka's default 500 ms
+    /// would add up to half a second per hop), where Apache Kafka answers as soon as data arrives.
+    public static let clientProperties = ["fetch.wait.max.ms": "5"]
 
     /// Creates a topic (replication factor at most the number of brokers).
     public func createTopic(_ name: String, partitions: Int32, replicationFactor: Int32 = 1) throws {

@@ -64,7 +64,14 @@ public final class KafkaProducer: Sendable {
     /// delivery reports, in the order of `records`, once all are acknowledged.
     /// Throws the first delivery error if any record failed.
     public func send(_ records: [OutgoingRecord]) async throws -> [DeliveryReport] {
-        guard !records.isEmpty else { return [] }
+        try await enqueue(records).reports()
+    }
+
+    /// Hands `records` to librdkafka in their order (waiting while the in-flight window is full)
+    /// and returns once all are enqueued, before they are acknowledged: records of a later call
+    /// are enqueued after these, so calls made one after the other keep their order per
+    /// partition while their acknowledgements overlap.
+    public func enqueue(_ records: [OutgoingRecord]) async -> PendingDeliveries {
         let batch = DeliveryBatch(records)
         var index = 0
         var topic: (name: String, handle: OpaquePointer)?
@@ -84,7 +91,7 @@ public final class KafkaProducer: Sendable {
                 index += 1
             }
         }
-        return try await batch.reports()
+        return PendingDeliveries(batch: batch)
     }
 
     /// Waits until every enqueued record has its delivery report.
@@ -222,12 +229,23 @@ final class ProducerContext: ClientContext, @unchecked Sendable {
     }
 }
 
-/// Collects the delivery reports of one `send` call.
+/// Records handed to librdkafka by ``KafkaProducer/enqueue(_:)`` whose acknowledgements are awaited.
+public struct PendingDeliveries: Sendable {
+    fileprivate let batch: DeliveryBatch
+
+    /// The delivery reports, in the order of the records, once all are acknowledged.
+    /// Throws the first delivery error if any record failed (or could not be enqueued).
+    public func reports() async throws -> [DeliveryReport] {
+        try await batch.reports()
+    }
+}
+
+/// Collects the delivery reports of one `enqueue` call.
 ///
 /// librdkafka hands each record's opaque pointer back in its delivery report; for record `i`
 /// it points at slot `i` of one allocation per batch, which names the batch and the index,
-/// so a record costs no allocation of its own. The batch outlives every report: `send`
-/// holds it until the last one has come.
+/// so a record costs no allocation of its own. The batch keeps itself alive until its last
+/// report has come, whether or not anyone awaits the reports.
 final class DeliveryBatch: @unchecked Sendable {
     struct Slot {
         let batch: Unmanaged<DeliveryBatch>
@@ -252,6 +270,8 @@ final class DeliveryBatch: @unchecked Sendable {
         slots = .allocate(capacity: records.count)
         let unmanaged = Unmanaged.passUnretained(self)
         for index in records.indices { (slots + index).initialize(to: Slot(batch: unmanaged, index: index)) }
+        // Released by the last report.
+        if !records.isEmpty { _ = unmanaged.retain() }
     }
 
     deinit {
@@ -276,7 +296,9 @@ final class DeliveryBatch: @unchecked Sendable {
             case .failure(let error): state.error = state.error ?? error
             }
             state.remaining -= 1
-            guard state.remaining == 0, let waiter = state.waiter else { return nil }
+            guard state.remaining == 0 else { return nil }
+            Unmanaged.passUnretained(self).release()  // The caller still holds a reference.
+            guard let waiter = state.waiter else { return nil }
             state.waiter = nil
             return (waiter, state.outcome)
         }

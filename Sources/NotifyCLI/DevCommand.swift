@@ -37,9 +37,10 @@ struct DevCommand: AsyncParsableCommand {
         quiet.logLevel = .warning
         let broker = try EmbeddedBroker(logger: quiet)
         defer { broker.shutdown() }
-        let settings = try await service.loadSettings(kafka: KafkaOptions.parse([]), commandFlags: [
+        var settings = try await service.loadSettings(kafka: KafkaOptions.parse([]), commandFlags: [
             ("kafka.bootstrap", "(embedded broker)", broker.bootstrapServers), ("pipeline.schemas", "--schemas", schemas),
         ])
+        settings.kafka.properties.merge(EmbeddedBroker.clientProperties) { configured, _ in configured }
         let catalog = try TopicCatalog.load(from: URL(fileURLWithPath: settings.pipeline.schemasDirectory).appendingPathComponent("topics.json"))
         for topic in catalog.topics { try broker.createTopic(topic.name, partitions: min(topic.partitions, 4)) }
         let core = try settings.coreConfiguration()
@@ -47,7 +48,8 @@ struct DevCommand: AsyncParsableCommand {
         if logger.logLevel == .info { logger.logLevel = .notice }
         let shell = ServiceShell(settings: settings, logger: logger, console: ConsoleFeed(categories: core.categories))
         shell.metrics.bootstrapMetricsSystem()
-        let client = KafkaClientConfiguration(bootstrapServers: broker.bootstrapServers, clientId: "notify-dev")
+        let client = KafkaClientConfiguration(
+            bootstrapServers: broker.bootstrapServers, clientId: "notify-dev", properties: settings.kafka.properties)
 
         let pipeline = NotifyPipeline(
             settings: try settings.pipelineSettings(core: core), observer: .dev(shell), logger: logger)

@@ -7,9 +7,10 @@ import NotifyCore
 /// stores the input offsets, in that order, batch after batch.
 ///
 /// Sending is pipelined (up to ``maxBatchesInFlight`` batches await their
-/// acknowledgements while the next ones are folded), but each batch's
+/// acknowledgements while the next ones are folded, and outputs are enqueued in
+/// batch order without waiting for earlier changelogs), but each batch's
 /// changelog and offsets follow the acknowledgement of its own outputs and of
-/// every earlier batch's, so a crash at any moment loses nothing.
+/// every earlier batch's changelog, so a crash at any moment loses nothing.
 actor StageRunner<Logic: StageLogic> {
     let logic: Logic
     private let producer: KafkaProducer
@@ -24,6 +25,8 @@ actor StageRunner<Logic: StageLogic> {
     private var standby: [Int32: (task: PartitionTask<Logic>, changelogPosition: Int64)] = [:]
     private var changelogPositions: [Int32: Int64] = [:]
     private var inFlight: [Task<Void, any Error>] = []
+    /// The enqueueing of the latest batch's outputs; the next batch's waits for it.
+    private var outputsEnqueued: Task<PendingDeliveries, Never>?
 
     init(logic: Logic, producer: KafkaProducer, restorer: ChangelogRestorer, observer: PipelineObserver,
          limits: RecordLimits, logger: Logger) {
@@ -145,11 +148,20 @@ actor StageRunner<Logic: StageLogic> {
         let logger = logger
         let records = output.records + output.deadLetters.map(\.record)
         let stage = logic.name
+        // Outputs are enqueued as soon as the previous batch's are, in batch order, so their
+        // acknowledgements overlap the changelog writes of earlier batches; this batch's
+        // changelog and offsets still wait for them and for every earlier batch.
+        let previousOutputs = outputsEnqueued
+        let outputs = Task {
+            _ = await previousOutputs?.value
+            return await producer.enqueue(records)
+        }
+        outputsEnqueued = outputs
         inFlight.append(Task {
-            try await previous?.value
-            _ = try await producer.send(records)
+            _ = try await outputs.value.reports()
             observer.produced(records, commands: output.commands, deadLetters: output.deadLetters)
             if let consumedAt { observer.onProcessed(stage, .now - consumedAt) }
+            try await previous?.value
             _ = try await producer.send(output.changelog)
             guard let consumer, !output.offsets.isEmpty else { return }
             do { try consumer.store(output.offsets) } catch {

@@ -20,6 +20,8 @@ struct PipelineBenchmark: AsyncParsableCommand {
     @Option(help: "Offered messages/s for the latency run.") var rate: Int = 10_000
     @Option(help: "Seconds of the latency run.") var seconds: Int = 5
     @Option(help: "The Schemas directory.") var schemas: String = "Schemas"
+    @Option(name: .customShort("X"), help: ArgumentHelp("A librdkafka property for the pipeline's clients.", valueName: "name=value"))
+    var properties: [String] = []
 
     static let identities = 50_000
     static let conversations = 10_000
@@ -27,9 +29,14 @@ struct PipelineBenchmark: AsyncParsableCommand {
     func run() async throws {
         var logger = Logger(label: "notify.bench")
         logger.logLevel = .error
-        let client = KafkaClientConfiguration(bootstrapServers: bootstrap, clientId: "notify-bench")
-        let producer = try KafkaProducer(configuration: client, logger: logger)
+        let producer = try KafkaProducer(
+            configuration: KafkaClientConfiguration(bootstrapServers: bootstrap, clientId: "notify-bench"), logger: logger)
         try await seed(producer)
+        var client = KafkaClientConfiguration(bootstrapServers: bootstrap, clientId: "notify-bench")
+        for property in properties {
+            guard let equals = property.firstIndex(of: "=") else { throw ValidationError("-X wants name=value, not \(property)") }
+            client.properties[String(property[..<equals])] = String(property[property.index(after: equals)...])
+        }
 
         let acknowledged = CommandClock()
         let pipeline = NotifyPipeline(

@@ -32,7 +32,7 @@ func withPipelineBroker<T>(partitions: Int32 = 4, _ body: (EmbeddedBroker) async
 }
 
 func client(_ broker: EmbeddedBroker) -> KafkaClientConfiguration {
-    KafkaClientConfiguration(bootstrapServers: broker.bootstrapServers, clientId: "pipeline-tests")
+    KafkaClientConfiguration(bootstrapServers: broker.bootstrapServers, clientId: "pipeline-tests", properties: EmbeddedBroker.clientProperties)
 }
 
 /// One event of a scenario, as JSON text.
