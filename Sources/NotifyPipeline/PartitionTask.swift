@@ -78,8 +78,7 @@ struct PartitionTask<Logic: StageLogic>: Sendable {
                 release(upTo: record.timestampMilliseconds ?? .max, logic: logic, limits: limits, touched: &touched, into: &output)
                 fold(record, logic: logic, limits: limits, touched: &touched, into: &output)
             } else {
-                let index = aligning.firstIndex { ($0.record.timestampMilliseconds ?? 0) > (record.timestampMilliseconds ?? 0) }
-                aligning.insert((record, now), at: index ?? aligning.endIndex)
+                align(record, arrived: now)
             }
         }
         if let eventTime = logic.now(state) { anchor = (eventTime, now) }
@@ -104,10 +103,29 @@ struct PartitionTask<Logic: StageLogic>: Sendable {
     private mutating func release(
         upTo time: Int64, logic: Logic, limits: RecordLimits, touched: inout Set<String>, into output: inout TaskOutput
     ) {
-        while let first = aligning.first, (first.record.timestampMilliseconds ?? 0) <= time {
-            aligning.removeFirst()
-            fold(first.record, logic: logic, limits: limits, touched: &touched, into: &output)
+        let due = aligning.firstIndex { ($0.record.timestampMilliseconds ?? 0) > time } ?? aligning.endIndex
+        guard due > 0 else { return }
+        let released = aligning[..<due]
+        aligning.removeFirst(due)
+        for (record, _) in released {
+            fold(record, logic: logic, limits: limits, touched: &touched, into: &output)
         }
+    }
+
+    /// Puts a side-input record among those waiting, in time order (after those of the same time).
+    private mutating func align(_ record: KafkaRecord, arrived: ContinuousClock.Instant) {
+        let time = record.timestampMilliseconds ?? 0
+        guard let last = aligning.last, (last.record.timestampMilliseconds ?? 0) > time else {
+            aligning.append((record, arrived))  // The usual case: not older than the newest waiting.
+            return
+        }
+        var low = 0
+        var high = aligning.count
+        while low < high {
+            let middle = (low + high) / 2
+            if (aligning[middle].record.timestampMilliseconds ?? 0) > time { high = middle } else { low = middle + 1 }
+        }
+        aligning.insert((record, arrived), at: low)
     }
 
     /// Advances event time by the wall-clock time since the last record, so
@@ -141,8 +159,7 @@ struct PartitionTask<Logic: StageLogic>: Sendable {
             finish(touched: touched, logic: logic, into: &output)
             return output
         }
-        let index = aligning.firstIndex { ($0.record.timestampMilliseconds ?? 0) > (record.timestampMilliseconds ?? 0) }
-        aligning.insert((record, .now), at: index ?? aligning.endIndex)
+        align(record, arrived: .now)
         return TaskOutput()
     }
 
@@ -219,10 +236,16 @@ struct PartitionTask<Logic: StageLogic>: Sendable {
             output.changelog.append(OutgoingRecord(
                 topic: logic.changelogTopic, key: Array(key.utf8), value: value.encoded(), partition: partition))
         }
+        // The oldest record of each topic still waiting or aligning: offsets are committed below it.
+        var oldest: [String: Int64] = [:]
+        for position in waiting.values where position.offset < oldest[position.topic] ?? .max {
+            oldest[position.topic] = position.offset
+        }
+        for index in aligning.indices where aligning[index].record.offset < oldest[aligning[index].record.topic] ?? .max {
+            oldest[aligning[index].record.topic] = aligning[index].record.offset
+        }
         for (topic, next) in processed {
-            let oldestWaiting = waiting.values.filter { $0.topic == topic }.map(\.offset).min() ?? next
-            let oldestAligning = aligning.lazy.filter { $0.record.topic == topic }.map(\.record.offset).min() ?? next
-            output.offsets[TopicPartition(topic: topic, partition: partition)] = min(next, oldestWaiting, oldestAligning)
+            output.offsets[TopicPartition(topic: topic, partition: partition)] = min(next, oldest[topic] ?? next)
         }
     }
 }

@@ -78,7 +78,8 @@ struct FanoutStageLogic: StageLogic {
     let identities: FanoutState
 
     var name: StageName { .fanout }
-    var inputTopics: [String] { [Topic.conversations, Topic.messages] }
+    var inputTopics: [String] { Self.inputTopics }
+    private static let inputTopics = [Topic.conversations, Topic.messages]
     var changelogTopic: String { Topic.fanoutChangelog }
     /// Identities come through their own consumer and conversations through another fetch:
     /// they wait (briefly: a held message's own wait is running) for the message stream to reach their time.
@@ -130,9 +131,8 @@ struct RouteStageLogic: StageLogic {
     }
 
     var name: StageName { .route }
-    var inputTopics: [String] {
-        [Topic.devices, Topic.preferences, Topic.clientState, Topic.outcomes, Topic.reads, Topic.fanout]
-    }
+    var inputTopics: [String] { Self.inputTopics }
+    private static let inputTopics = [Topic.devices, Topic.preferences, Topic.clientState, Topic.outcomes, Topic.reads, Topic.fanout]
     var changelogTopic: String { Topic.routeChangelog }
     var tableTopics: [String] { [Topic.devices, Topic.preferences, Topic.clientState] }
 

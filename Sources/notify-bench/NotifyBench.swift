@@ -1,4 +1,5 @@
 import ArgumentParser
+import Foundation
 
 /// `notify-bench`: the benchmarks behind the figures the issues ask for.
 /// Each subcommand prints one summary line; none is a test.
@@ -15,4 +16,13 @@ struct NotifyBench: AsyncParsableCommand {
             SinkBenchmark.self,
         ]
     )
+}
+
+/// CPU time of this process, all threads: on a shared machine the wall clock also counts other people's work.
+enum ProcessCPUClock {
+    static func seconds() -> Double {
+        var time = timespec()
+        clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &time)
+        return Double(time.tv_sec) + Double(time.tv_nsec) / 1e9
+    }
 }

@@ -49,11 +49,14 @@ struct PipelineBenchmark: AsyncParsableCommand {
 
         // Throughput: everything at once.
         let start = ContinuousClock.now
+        let cpuBefore = ProcessCPUClock.seconds()
         let sent = Sent()
         try await produceMessages(0..<count, producer: producer, sent: sent, pace: nil)
         try await acknowledged.wait(for: count)
         let elapsed = (ContinuousClock.now - start).seconds
-        print("pipeline: \(count) messages in \(String(format: "%.3f", elapsed)) s = \(Int(Double(count) / elapsed)) messages/s")
+        let cpu = ProcessCPUClock.seconds() - cpuBefore
+        print("pipeline: \(count) messages in \(String(format: "%.3f", elapsed)) s = \(Int(Double(count) / elapsed)) messages/s"
+            + " (CPU of this process, producer included: \(String(format: "%.3f", cpu)) s = \(Int(cpu / Double(count) * 1e6)) µs per message)")
 
         // Latency at the offered rate.
         let total = rate * seconds
