@@ -7,10 +7,10 @@ import NotifyCore
 /// stores the input offsets, in that order, batch after batch.
 ///
 /// Sending is pipelined (up to ``maxBatchesInFlight`` batches await their
-/// acknowledgements while the next ones are folded, and outputs are enqueued in
-/// batch order without waiting for earlier changelogs), but each batch's
-/// changelog and offsets follow the acknowledgement of its own outputs and of
-/// every earlier batch's changelog, so a crash at any moment loses nothing.
+/// acknowledgements while the next ones are folded, and their acknowledgements
+/// overlap), but each batch's changelog follows the acknowledgement of its own
+/// outputs, and its offsets that of its changelog and of every earlier batch's,
+/// so a crash at any moment loses nothing.
 actor StageRunner<Logic: StageLogic> {
     let logic: Logic
     private let producer: KafkaProducer
@@ -27,6 +27,8 @@ actor StageRunner<Logic: StageLogic> {
     private var inFlight: [Task<Void, any Error>] = []
     /// The enqueueing of the latest batch's outputs; the next batch's waits for it.
     private var outputsEnqueued: Task<PendingDeliveries, Never>?
+    /// The enqueueing of the latest batch's changelog; the next batch's waits for it.
+    private var changelogEnqueued: Task<PendingDeliveries, any Error>?
 
     init(logic: Logic, producer: KafkaProducer, restorer: ChangelogRestorer, observer: PipelineObserver,
          limits: RecordLimits, logger: Logger) {
@@ -148,21 +150,29 @@ actor StageRunner<Logic: StageLogic> {
         let logger = logger
         let records = output.records + output.deadLetters.map(\.record)
         let stage = logic.name
-        // Outputs are enqueued as soon as the previous batch's are, in batch order, so their
-        // acknowledgements overlap the changelog writes of earlier batches; this batch's
-        // changelog and offsets still wait for them and for every earlier batch.
+        // Three ordered steps per batch, each chained to the same step of the batch before, so
+        // batches overlap without reordering: its outputs are enqueued after the previous
+        // batch's outputs; its changelog once its outputs are acknowledged and after the previous
+        // batch's changelog is enqueued; its offsets once its changelog is acknowledged and the
+        // previous batch's offsets are stored. A crash at any moment loses nothing.
         let previousOutputs = outputsEnqueued
         let outputs = Task {
             _ = await previousOutputs?.value
             return await producer.enqueue(records)
         }
         outputsEnqueued = outputs
-        inFlight.append(Task {
+        let previousChangelog = changelogEnqueued
+        let changelog = Task {
             _ = try await outputs.value.reports()
             observer.produced(records, commands: output.commands, deadLetters: output.deadLetters)
             if let consumedAt { observer.onProcessed(stage, .now - consumedAt) }
+            _ = try await previousChangelog?.value
+            return await producer.enqueue(output.changelog)
+        }
+        changelogEnqueued = changelog
+        inFlight.append(Task {
+            _ = try await changelog.value.reports()
             try await previous?.value
-            _ = try await producer.send(output.changelog)
             guard let consumer, !output.offsets.isEmpty else { return }
             do { try consumer.store(output.offsets) } catch {
                 // A partition given up meanwhile: its new owner re-reads from the last commit.

@@ -5,12 +5,14 @@ import Testing
 @testable import NotifyPipeline
 
 @Suite struct ThumbnailResolverTests {
+    /// A timeout no answer on a busy test machine runs into, where the test is not about timeouts.
+    static let patient = Duration.seconds(10)
     let photo = Attachment(url: "https://cdn.example/p 1.jpg?size=full", mimeType: "image/jpeg", bytes: 3_000_000)
 
     @Test func asksTheServiceAndTakesItsThumbnail() async throws {
         let service = ThumbnailStandIn(.answers)
         try await service.serve(logger: testLogger) { url in
-            let resolver = ThumbnailResolver(settings: ThumbnailSettings(url: url), client: .shared)
+            let resolver = ThumbnailResolver(settings: ThumbnailSettings(url: url, timeout: Self.patient), client: .shared)
             let thumbnail = try await resolver.thumbnail(of: photo)
             #expect(thumbnail == Attachment(
                 url: ThumbnailStandIn.thumbnailURL(of: photo.url), mimeType: "image/jpeg", bytes: ThumbnailStandIn.thumbnailBytes))
@@ -32,7 +34,7 @@ import Testing
 
     @Test func aFailingServiceGivesNoThumbnail() async throws {
         try await ThumbnailStandIn(.fails(status: 503)).serve(logger: testLogger) { url in
-            let resolver = ThumbnailResolver(settings: ThumbnailSettings(url: url), client: .shared)
+            let resolver = ThumbnailResolver(settings: ThumbnailSettings(url: url, timeout: Self.patient), client: .shared)
             let error = await #expect(throws: ThumbnailLookupError.self) { try await resolver.thumbnail(of: photo) }
             #expect(error?.description == "the service answered 503")
         }
@@ -61,11 +63,13 @@ import Testing
 
     /// Runs the scenario with the service behaving as told; the commands in the order Bob's phone gets them.
     func run(_ behaviour: ThumbnailStandIn.Behaviour, backlogLimit: Int64 = 1_000) async throws -> ([NotificationCommand], [String]) {
+        // Patient where the service answers (a busy test machine), one second where it is meant to be too slow.
+        let timeout: Duration = if case .slow = behaviour { .seconds(1) } else { ThumbnailResolverTests.patient }
         let service = ThumbnailStandIn(behaviour)
         let commands = try await service.serve(logger: testLogger) { url in
             try await withPipelineBroker(partitions: 1) { broker in
                 let pipeline = RunningPipeline(broker, configuration: try testCoreConfiguration(),
-                                               thumbnails: ThumbnailSettings(url: url, backlogLimit: backlogLimit))
+                                               thumbnails: ThumbnailSettings(url: url, timeout: timeout, backlogLimit: backlogLimit))
                 try await pipeline.ready()
                 try await produce(Scenario.aliceAndBob, to: broker)
                 try await Task.sleep(for: .seconds(1))
@@ -90,7 +94,7 @@ import Testing
         }
     }
 
-    @Test(arguments: [ThumbnailStandIn.Behaviour.slow(.seconds(3)), .fails(status: 500)])
+    @Test(arguments: [ThumbnailStandIn.Behaviour.slow(.seconds(4)), .fails(status: 500)])
     func aSlowOrFailingServiceDelaysNothingBeyondTheTimeoutAndLosesNothing(_ behaviour: ThumbnailStandIn.Behaviour) async throws {
         let (commands, asked) = try await run(behaviour)
         #expect(asked.count == 2)
