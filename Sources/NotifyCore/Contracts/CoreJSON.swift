@@ -13,14 +13,6 @@ public enum CoreJSON {
         return writer.bytes
     }
 
-    /// The JSON text of `value` (as ``encode(_:)`` writes it), for JSON carried
-    /// inside a string, such as FCM's string-only `data`.
-    static func text(_ value: JSONValue) -> String {
-        var writer = JSONWriter(capacity: 256)
-        writer.write(value)
-        return writer.text
-    }
-
     /// The bytes of anything that has a JSON form in the core.
     public static func encode(_ value: some JSONRepresentable) -> [UInt8] {
         encode(value.jsonValue)
@@ -63,10 +55,25 @@ public enum CoreJSON {
         }
     }
 
+    /// Parses one document, keeping a top-level object's members as a list (see ``ParsedDocument``).
+    static func parseMembers(_ bytes: some Collection<UInt8>) throws(JSONSyntaxError) -> ParsedDocument {
+        let array = bytes as? [UInt8] ?? Array(bytes)
+        return try array.withUnsafeBufferPointer { buffer throws(JSONSyntaxError) in
+            var parser = JSONParser(buffer)
+            return try parser.parseDocumentMembers()
+        }
+    }
+
     /// Parses one JSON document given as text.
     public static func parse(_ text: String) throws(JSONSyntaxError) -> JSONValue {
         try parse(Array(text.utf8))
     }
+}
+
+/// A parsed document: the members of a top-level object in document order, or any other value.
+enum ParsedDocument {
+    case object([(key: String, value: JSONValue)])
+    case value(JSONValue)
 }
 
 /// A type with one canonical JSON form, written by ``CoreJSON``.
@@ -102,11 +109,6 @@ struct JSONWriter: ~Copyable {
     /// What has been written.
     var bytes: [UInt8] {
         Array(UnsafeBufferPointer(start: storage, count: count))
-    }
-
-    /// What has been written, as text (the writer only writes valid UTF-8).
-    var text: String {
-        String(decoding: UnsafeBufferPointer(start: storage, count: count), as: UTF8.self)
     }
 
     /// Makes room for `additional` more bytes: an inlined test, the rare growth out of line.
@@ -147,15 +149,32 @@ struct JSONWriter: ~Copyable {
         return start..<count
     }
 
-    /// Appends a copy of bytes already written.
-    mutating func appendCopy(of range: Range<Int>) {
-        reserve(range.count)
-        (storage + count).update(from: storage + range.lowerBound, count: range.count)
-        count += range.count
+    /// A copy of bytes already written.
+    func bytes(in range: Range<Int>) -> [UInt8] {
+        Array(UnsafeBufferPointer(start: storage + range.lowerBound, count: range.count))
     }
 
+    @inline(__always)
     mutating func append(_ text: StaticString) {
         append(UnsafeBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))
+    }
+
+    /// Writes `"key":` for a key known to need no escaping, after a comma
+    /// unless it is the object's first member: one room check for all of it.
+    @inline(__always)
+    mutating func constantKey(_ key: StaticString, _ first: inout Bool) {
+        let length = key.utf8CodeUnitCount
+        reserve(length + 4)
+        if !first {
+            storage[count] = UInt8(ascii: ",")
+            count += 1
+        }
+        first = false
+        storage[count] = UInt8(ascii: "\"")
+        (storage + count + 1).update(from: key.utf8Start, count: length)
+        storage[count + 1 + length] = UInt8(ascii: "\"")
+        storage[count + 2 + length] = UInt8(ascii: ":")
+        count += length + 3
     }
 
     mutating func write(_ value: JSONValue) {
@@ -194,7 +213,7 @@ struct JSONWriter: ~Copyable {
         }
     }
 
-    private mutating func writeInteger(_ number: Int64) {
+    mutating func writeInteger(_ number: Int64) {
         if number == 0 {
             append(UInt8(ascii: "0"))
             return
@@ -267,28 +286,45 @@ struct JSONWriter: ~Copyable {
     }
 
     mutating func writeString(_ string: String) {
+        // Quotes and the whole text in at most one growth; escapes grow as they go.
+        reserve(string.utf8.count + 2)
+        append(UInt8(ascii: "\""))
+        writeStringContents(string)
+        append(UInt8(ascii: "\""))
+    }
+
+    /// Writes the text of a JSON string, escaped, without its quotes: several
+    /// calls between two quotes write one string of the texts joined.
+    mutating func writeStringContents(_ string: String) {
         var string = string
-        string.withUTF8 { utf8 in
-            // Quotes and the whole text in at most one growth; escapes grow as they go.
-            reserve(utf8.count + 2)
-            append(UInt8(ascii: "\""))
-            var runStart = 0
-            var index = 0
-            while index < utf8.count {
-                if index + 8 <= utf8.count, !Self.wordNeedsEscape(utf8, at: index) {
-                    index += 8
-                    continue
-                }
-                let byte = utf8[index]
-                index += 1
-                guard Self.needsEscape(byte) else { continue }
-                append(UnsafeBufferPointer(rebasing: utf8[runStart..<index - 1]))
-                runStart = index
-                appendEscape(byte)
+        string.withUTF8 { writeEscaped($0) }
+    }
+
+    /// Writes `text` as a JSON string: the bytes of a JSON value carried inside a string.
+    mutating func writeString(utf8 text: [UInt8]) {
+        reserve(text.count + 2)
+        append(UInt8(ascii: "\""))
+        text.withUnsafeBufferPointer { writeEscaped($0) }
+        append(UInt8(ascii: "\""))
+    }
+
+    /// Writes UTF-8 text escaped for a JSON string, a word at a time where nothing needs escaping.
+    private mutating func writeEscaped(_ utf8: UnsafeBufferPointer<UInt8>) {
+        var runStart = 0
+        var index = 0
+        while index < utf8.count {
+            if index + 8 <= utf8.count, !Self.wordNeedsEscape(utf8, at: index) {
+                index += 8
+                continue
             }
-            append(UnsafeBufferPointer(rebasing: utf8[runStart...]))
-            append(UInt8(ascii: "\""))
+            let byte = utf8[index]
+            index += 1
+            guard Self.needsEscape(byte) else { continue }
+            append(UnsafeBufferPointer(rebasing: utf8[runStart..<index - 1]))
+            runStart = index
+            appendEscape(byte)
         }
+        append(UnsafeBufferPointer(rebasing: utf8[runStart...]))
     }
 
     private mutating func appendEscape(_ byte: UInt8) {
@@ -370,14 +406,42 @@ struct JSONParser {
     }
 
     private mutating func parseObject() throws(JSONSyntaxError) -> JSONValue {
+        var members: [String: JSONValue] = [:]
+        try parseMembers { key, value in members.updateValue(value, forKey: key) == nil }
+        return .object(members)
+    }
+
+    /// Parses one document; a top-level object comes back as its members in
+    /// document order, without building a dictionary (events are read by a scan of their few members).
+    mutating func parseDocumentMembers() throws(JSONSyntaxError) -> ParsedDocument {
+        skipWhitespace()
+        guard position < input.count, input[position] == UInt8(ascii: "{") else { return .value(try parseDocument()) }
+        var members: [(key: String, value: JSONValue)] = []
+        members.reserveCapacity(12)
+        var seen: Set<String> = []
+        try parseMembers { key, value in
+            // A scan finds duplicates among a few members; a large object switches to a set.
+            let isNew = members.count < 32 ? !members.contains { $0.key == key } : seen.insert(key).inserted
+            guard isNew else { return false }
+            members.append((key, value))
+            if members.count == 32 { seen = Set(members.map(\.key)) }
+            return true
+        }
+        skipWhitespace()
+        guard position == input.count else { throw fail("unexpected data after the value") }
+        return .object(members)
+    }
+
+    /// Parses an object from its `{`, handing each member to `add` as it is read;
+    /// `add` returns `false` for a name the object already has.
+    private mutating func parseMembers(_ add: (String, JSONValue) -> Bool) throws(JSONSyntaxError) {
         try enter()
         defer { depth -= 1 }
         position += 1
-        var members: [String: JSONValue] = [:]
         skipWhitespace()
         if position < input.count, input[position] == UInt8(ascii: "}") {
             position += 1
-            return .object(members)
+            return
         }
         while true {
             skipWhitespace()
@@ -387,15 +451,14 @@ struct JSONParser {
             guard position < input.count, input[position] == UInt8(ascii: ":") else { throw fail("expected ':'") }
             position += 1
             skipWhitespace()
-            let value = try parseValue()
-            guard members.updateValue(value, forKey: key) == nil else { throw fail("duplicate member \"\(key)\"") }
+            guard add(key, try parseValue()) else { throw fail("duplicate member \"\(key)\"") }
             skipWhitespace()
             guard position < input.count else { throw fail("unexpected end of input in an object") }
             if input[position] == UInt8(ascii: ",") {
                 position += 1
             } else if input[position] == UInt8(ascii: "}") {
                 position += 1
-                return .object(members)
+                return
             } else {
                 throw fail("expected ',' or '}'")
             }

@@ -15,18 +15,41 @@ public struct NotificationCommand: Sendable, Hashable, Codable {
     public var messageId: String?
     /// After this instant (RFC 3339) the command must not be delivered.
     public var expiresAt: String
-    public var content: JSONValue
+    /// What the notification says (`NotificationContent`'s JSON form), as built.
+    public var contentJSON: EncodedJSON
     /// Present when `recipient.provider == .apns` and `path == .push`.
     public var apns: APNsRendering?
     /// Present when `recipient.provider == .fcm` and `path == .push`: the FCM HTTP v1 body.
     public var fcm: FCMRendering?
-    /// Present when `path == .local`.
-    public var local: JSONValue?
+    /// Present when `path == .local`, as built.
+    public var localJSON: EncodedJSON?
+
+    /// What the notification says (`NotificationContent`'s JSON form).
+    public var content: JSONValue {
+        get { contentJSON.value }
+        set { contentJSON = EncodedJSON(newValue) }
+    }
+
+    /// The local rendering, `{"content": ...}`: present when `path == .local`.
+    public var local: JSONValue? {
+        get { localJSON?.value }
+        set { localJSON = newValue.map(EncodedJSON.init) }
+    }
 
     public init(
         id: String, at: String, path: DeliveryPath, recipient: Recipient,
         conversationId: String?, messageId: String?, expiresAt: String, content: JSONValue,
         apns: APNsRendering? = nil, fcm: FCMRendering? = nil, local: JSONValue? = nil
+    ) {
+        self.init(id: id, at: at, path: path, recipient: recipient, conversationId: conversationId, messageId: messageId,
+                  expiresAt: expiresAt, content: EncodedJSON(content), apns: apns, fcm: fcm, local: local.map(EncodedJSON.init))
+    }
+
+    /// A command whose content and local rendering are already encoded.
+    public init(
+        id: String, at: String, path: DeliveryPath, recipient: Recipient,
+        conversationId: String?, messageId: String?, expiresAt: String, content: EncodedJSON,
+        apns: APNsRendering? = nil, fcm: FCMRendering? = nil, local: EncodedJSON? = nil
     ) {
         self.type = "notification.command"
         self.id = id
@@ -36,10 +59,16 @@ public struct NotificationCommand: Sendable, Hashable, Codable {
         self.conversationId = conversationId
         self.messageId = messageId
         self.expiresAt = expiresAt
-        self.content = content
+        self.contentJSON = content
         self.apns = apns
         self.fcm = fcm
-        self.local = local
+        self.localJSON = local
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case type, id, at, path, recipient, conversationId, messageId, expiresAt, apns, fcm
+        case contentJSON = "content"
+        case localJSON = "local"
     }
 }
 
@@ -83,22 +112,78 @@ public struct Recipient: Sendable, Hashable, Codable {
 /// `apns-id`, `apns-collapse-id`) and the JSON payload.
 public struct APNsRendering: Sendable, Hashable, Codable {
     public var token: String
-    public var headers: [String: String]
-    public var payload: JSONValue
+    /// The headers as a JSON object of strings, as built.
+    public var headersJSON: EncodedJSON
+    /// The payload, as built.
+    public var payloadJSON: EncodedJSON
+
+    /// The HTTP/2 request headers.
+    public var headers: [String: String] {
+        get {
+            guard case .object(let members) = headersJSON.value else { return [:] }
+            return members.compactMapValues(\.stringValue)
+        }
+        set { headersJSON = EncodedJSON(.object(newValue.mapValues(JSONValue.string))) }
+    }
+
+    /// The JSON payload.
+    public var payload: JSONValue {
+        get { payloadJSON.value }
+        set { payloadJSON = EncodedJSON(newValue) }
+    }
 
     public init(token: String, headers: [String: String], payload: JSONValue) {
+        self.init(token: token, headers: EncodedJSON(.object(headers.mapValues(JSONValue.string))), payload: EncodedJSON(payload))
+    }
+
+    /// A rendering whose headers (a JSON object of strings) and payload are already encoded.
+    public init(token: String, headers: EncodedJSON, payload: EncodedJSON) {
         self.token = token
-        self.headers = headers
-        self.payload = payload
+        self.headersJSON = headers
+        self.payloadJSON = payload
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case token, headers, payload
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(token: try container.decode(String.self, forKey: .token),
+                  headers: try container.decode([String: String].self, forKey: .headers),
+                  payload: try container.decode(JSONValue.self, forKey: .payload))
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(token, forKey: .token)
+        try container.encode(headersJSON, forKey: .headers)
+        try container.encode(payloadJSON, forKey: .payload)
     }
 }
 
 /// The FCM rendering of a command: `{"message": {...}}`, the body of
 /// `POST /v1/projects/{id}/messages:send`.
 public struct FCMRendering: Sendable, Hashable, Codable {
-    public var message: JSONValue
+    /// The message, as built.
+    public var messageJSON: EncodedJSON
+
+    /// The `message` object.
+    public var message: JSONValue {
+        get { messageJSON.value }
+        set { messageJSON = EncodedJSON(newValue) }
+    }
 
     public init(message: JSONValue) {
-        self.message = message
+        self.init(message: EncodedJSON(message))
+    }
+
+    /// A rendering whose message is already encoded.
+    public init(message: EncodedJSON) {
+        messageJSON = message
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case messageJSON = "message"
     }
 }
