@@ -9,7 +9,7 @@ struct APNsRenderer {
     /// `apns-push-type`, `apns-priority`, `apns-expiration`, `apns-topic`, `apns-id`
     /// and `apns-collapse-id` when the policy has one, as a JSON object.
     func headers(commandId: String, policy: NotificationPolicy, expiresAt: EventTime, appId: String) -> EncodedJSON {
-        EncodedJSON { writer in
+        EncodedJSON(capacity: 240) { writer in
             writer.writeObject { writer, first in
                 writer.member("apns-collapse-id", policy.collapseKey, &first)
                 writer.member("apns-expiration", quoted: expiresAt.unixSeconds, &first)
@@ -42,9 +42,9 @@ struct APNsRenderer {
                 writer.member("thread-id", content.threadId, &first)
             }
             writer.member("attachment-url", content.attachment?.url, &first)
-            writer.member("conversation", json: identity.conversation, &first)
+            writer.member("conversation", identity.conversation, &first)
             writer.member("message-id", content.userInfo.messageId, &first)
-            writer.member("sender", json: identity.sender, &first)
+            writer.member("sender", identity.sender, &first)
             writer.member("sender-id", content.userInfo.senderId, &first)
             writer.member("talkroom-id", content.userInfo.talkroomId, &first)
         }

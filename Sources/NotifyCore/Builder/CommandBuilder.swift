@@ -43,7 +43,7 @@ struct CommandBuilder {
                 writer.append(UInt8(ascii: "}"))
             }
         }
-        let contentJSON = EncodedJSON(canonical: Array(localRendering.bytes.dropFirst(Self.localRenderingPrefix.utf8CodeUnitCount).dropLast()))
+        let contentJSON = localRendering.part(Self.localRenderingPrefix.utf8CodeUnitCount..<localRendering.encodedCount - 1)
         return PreparedMessage(
             record: record, content: content, policy: policy, at: record.at.rfc3339, expiresAt: expiresAt,
             expiresAtText: expiresAt.rfc3339, identity: identity, contentJSON: contentJSON, localRendering: localRendering)

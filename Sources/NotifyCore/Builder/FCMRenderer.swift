@@ -37,7 +37,7 @@ struct FCMRenderer {
                 writer.writeObject { writer, first in
                     writer.member("badge", quoted: Int64(update.badge), &first)
                     writer.constantKey("clear-thread-ids", &first)
-                    writer.writeString(utf8: EncodedJSON { $0.writeStringArray(update.clearThreadIds) }.bytes)
+                    writer.writeString(json: EncodedJSON(capacity: 256) { $0.writeStringArray(update.clearThreadIds) })
                     writer.member("type", "badge", &first)
                 }
                 writer.member("token", device.token, &first)
@@ -50,10 +50,10 @@ struct FCMRenderer {
         writer.writeObject { writer, first in
             if let badge = content.badge { writer.member("badge", quoted: Int64(badge), &first) }
             writer.member("category", content.category, &first)
-            writer.member("conversation", json: identity.conversationString, &first)
+            writer.member("conversation", identity.conversationString, &first)
             writer.member("identity-resolved", content.identityResolved ? "true" : "false", &first)
             writer.member("message-id", content.userInfo.messageId, &first)
-            writer.member("sender", json: identity.senderString, &first)
+            writer.member("sender", identity.senderString, &first)
             writer.member("sender-id", content.userInfo.senderId, &first)
             writer.member("talkroom-id", content.userInfo.talkroomId, &first)
             writer.member("thread-id", content.threadId, &first)

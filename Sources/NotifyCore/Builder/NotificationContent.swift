@@ -255,14 +255,14 @@ public struct NotificationContent: Sendable, Hashable, Codable, JSONRepresentabl
             if let badge { writer.member("badge", Int64(badge), &first) }
             writer.member("body", body, &first)
             writer.member("category", category, &first)
-            writer.member("conversation", json: identity.conversation, &first)
+            writer.member("conversation", identity.conversation, &first)
             writer.member("identityResolved", identityResolved, &first)
             writer.member("kind", kind.rawValue, &first)
-            writer.member("sender", json: identity.sender, &first)
+            writer.member("sender", identity.sender, &first)
             writer.member("subtitle", subtitle, &first)
             writer.member("threadId", threadId, &first)
             writer.member("title", title, &first)
-            writer.member("userInfo", json: identity.userInfo, &first)
+            writer.member("userInfo", identity.userInfo, &first)
         }
     }
 
@@ -293,27 +293,27 @@ public struct NotificationContent: Sendable, Hashable, Codable, JSONRepresentabl
 /// unchanged (sender, conversation, userInfo), written once per message and
 /// recipient and spliced into all its renderings.
 struct IdentityJSON: Sendable {
-    /// All five parts, one after the other.
-    private let bytes: [UInt8]
-    private let parts: (sender: Range<Int>, conversation: Range<Int>, userInfo: Range<Int>,
-                        senderString: Range<Int>, conversationString: Range<Int>)
-
-    var sender: ArraySlice<UInt8> { bytes[parts.sender] }
-    var conversation: ArraySlice<UInt8> { bytes[parts.conversation] }
-    var userInfo: ArraySlice<UInt8> { bytes[parts.userInfo] }
+    let sender: EncodedJSON
+    let conversation: EncodedJSON
+    let userInfo: EncodedJSON
     /// `sender` and `conversation` as JSON strings, for FCM's string-only data.
-    var senderString: ArraySlice<UInt8> { bytes[parts.senderString] }
-    var conversationString: ArraySlice<UInt8> { bytes[parts.conversationString] }
+    let senderString: EncodedJSON
+    let conversationString: EncodedJSON
 
     init(_ content: NotificationContent) {
-        var writer = JSONWriter(capacity: 1024)
+        // All five, one after the other in one buffer.
+        var writer = JSONWriter(capacity: 1000)
         let sender = writer.writtenRange { content.sender.write(to: &$0) }
         let conversation = writer.writtenRange { content.conversation.write(to: &$0) }
         let userInfo = writer.writtenRange { content.userInfo.write(to: &$0) }
-        let senderString = writer.writtenRange { $0.writeString(utf8: $0.bytes(in: sender)) }
-        let conversationString = writer.writtenRange { $0.writeString(utf8: $0.bytes(in: conversation)) }
-        bytes = writer.bytes
-        parts = (sender, conversation, userInfo, senderString, conversationString)
+        let senderString = writer.writtenRange { $0.writeString(ofWritten: sender) }
+        let conversationString = writer.writtenRange { $0.writeString(ofWritten: conversation) }
+        let written = writer.finish()
+        self.sender = EncodedJSON(written, sender)
+        self.conversation = EncodedJSON(written, conversation)
+        self.userInfo = EncodedJSON(written, userInfo)
+        self.senderString = EncodedJSON(written, senderString)
+        self.conversationString = EncodedJSON(written, conversationString)
     }
 }
 

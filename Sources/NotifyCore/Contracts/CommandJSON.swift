@@ -56,8 +56,25 @@ extension CoreJSON {
     /// straight from the struct (keys in sorted order by construction), since
     /// this runs once per delivery.
     public static func encode(_ command: NotificationCommand) -> [UInt8] {
-        var writer = JSONWriter(capacity: 512 + command.contentJSON.encodedCount + (command.localJSON?.encodedCount ?? 0)
-            + (command.apns.map { $0.headersJSON.encodedCount + $0.payloadJSON.encodedCount } ?? 0) + (command.fcm?.messageJSON.encodedCount ?? 0))
+        // Written straight into the array, sized from the parts: the renderings, the envelope's
+        // strings (as if nothing needs escaping: they are ids and times), the member names and
+        // short constants at most `namesLength`.
+        func quoted(_ text: String?) -> Int { text.map { $0.utf8.count + 2 } ?? 0 }
+        let namesLength = 320
+        let length = namesLength + command.contentJSON.encodedCount + (command.localJSON?.encodedCount ?? 0)
+            + (command.apns.map { quoted($0.token) + $0.headersJSON.encodedCount + $0.payloadJSON.encodedCount } ?? 0)
+            + (command.fcm?.messageJSON.encodedCount ?? 0)
+            + quoted(command.type) + quoted(command.id) + quoted(command.at) + quoted(command.expiresAt)
+            + quoted(command.recipient.userId) + quoted(command.recipient.deviceId) + quoted(command.conversationId)
+            + quoted(command.messageId)
+        let bytes = [UInt8](unsafeUninitializedCapacity: length) { buffer, count in
+            var writer = JSONWriter(borrowing: buffer)
+            writer.write(command)
+            // Past the estimate (escapes) the writer carried on in a buffer of its own: start again below.
+            count = writer.isBorrowing ? writer.count : 0
+        }
+        guard bytes.isEmpty else { return bytes }
+        var writer = JSONWriter(capacity: 2 * length)
         writer.write(command)
         return writer.bytes
     }
@@ -156,12 +173,6 @@ extension JSONWriter {
     mutating func member(_ key: StaticString, _ flag: Bool, _ first: inout Bool) {
         constantKey(key, &first)
         append(flag ? "true" : "false")
-    }
-
-    /// Writes the member `"key":` followed by bytes that are already JSON.
-    mutating func member(_ key: StaticString, json: ArraySlice<UInt8>, _ first: inout Bool) {
-        constantKey(key, &first)
-        json.withUnsafeBufferPointer { append($0) }
     }
 
     /// Writes the member `"key":"digits"`: a number as FCM's string-only data carries it.

@@ -93,8 +93,10 @@ public struct JSONSyntaxError: Error, Sendable, Hashable, CustomStringConvertibl
 /// Writes JSON into a growing buffer of its own: no copy-on-write checks per byte.
 struct JSONWriter: ~Copyable {
     private var storage: UnsafeMutablePointer<UInt8>
-    private var count = 0
+    private(set) var count = 0
     private var capacity: Int
+    /// Whether `storage` is someone else's buffer (see ``init(borrowing:)``), left alone by `deinit`.
+    private(set) var isBorrowing = false
 
     /// A writer whose buffer first holds `capacity` bytes (it grows as needed).
     init(capacity: Int = 2048) {
@@ -102,13 +104,45 @@ struct JSONWriter: ~Copyable {
         storage = .allocate(capacity: self.capacity)
     }
 
+    /// A writer that writes into `buffer` until it is full, then carries on in
+    /// a buffer of its own (``isBorrowing`` becomes `false`).
+    init(borrowing buffer: UnsafeMutableBufferPointer<UInt8>) {
+        if let base = buffer.baseAddress, buffer.count > 0 {
+            storage = base
+            capacity = buffer.count
+            isBorrowing = true
+        } else {
+            capacity = 16
+            storage = .allocate(capacity: capacity)
+        }
+    }
+
     deinit {
-        storage.deallocate()
+        if !isBorrowing { storage.deallocate() }
     }
 
     /// What has been written.
     var bytes: [UInt8] {
         Array(UnsafeBufferPointer(start: storage, count: count))
+    }
+
+    /// Hands what has been written over, without copying it unless the buffer is borrowed.
+    consuming func finish() -> WrittenJSON {
+        let written = isBorrowing
+            ? WrittenJSON(copying: UnsafeBufferPointer(start: storage, count: count))
+            : WrittenJSON(taking: storage, count: count)
+        discard self
+        return written
+    }
+
+    /// Writes bytes already written (`range`) again as a JSON string: JSON text carried inside a string.
+    mutating func writeString(ofWritten range: Range<Int>) {
+        // Room for the worst case (every byte escaped as \u00XX) first, so the source stays where it is.
+        reserve(range.count * 6 + 2)
+        storage[count] = UInt8(ascii: "\"")
+        count += 1
+        writeEscaped(UnsafeBufferPointer(start: storage + range.lowerBound, count: range.count))
+        append(UInt8(ascii: "\""))
     }
 
     /// Makes room for `additional` more bytes: an inlined test, the rare growth out of line.
@@ -122,7 +156,8 @@ struct JSONWriter: ~Copyable {
         let newCapacity = max(capacity * 2, count + additional)
         let newStorage = UnsafeMutablePointer<UInt8>.allocate(capacity: newCapacity)
         newStorage.update(from: storage, count: count)
-        storage.deallocate()
+        if !isBorrowing { storage.deallocate() }
+        isBorrowing = false
         storage = newStorage
         capacity = newCapacity
     }
@@ -147,11 +182,6 @@ struct JSONWriter: ~Copyable {
         let start = count
         write(&self)
         return start..<count
-    }
-
-    /// A copy of bytes already written.
-    func bytes(in range: Range<Int>) -> [UInt8] {
-        Array(UnsafeBufferPointer(start: storage + range.lowerBound, count: range.count))
     }
 
     @inline(__always)
@@ -286,11 +316,15 @@ struct JSONWriter: ~Copyable {
     }
 
     mutating func writeString(_ string: String) {
-        // Quotes and the whole text in at most one growth; escapes grow as they go.
-        reserve(string.utf8.count + 2)
-        append(UInt8(ascii: "\""))
-        writeStringContents(string)
-        append(UInt8(ascii: "\""))
+        var string = string
+        string.withUTF8 { utf8 in
+            // Quotes and the whole text in at most one growth; escapes grow as they go.
+            reserve(utf8.count + 2)
+            storage[count] = UInt8(ascii: "\"")
+            count += 1
+            writeEscaped(utf8)
+            append(UInt8(ascii: "\""))
+        }
     }
 
     /// Writes the text of a JSON string, escaped, without its quotes: several
@@ -300,15 +334,16 @@ struct JSONWriter: ~Copyable {
         string.withUTF8 { writeEscaped($0) }
     }
 
-    /// Writes `text` as a JSON string: the bytes of a JSON value carried inside a string.
-    mutating func writeString(utf8 text: [UInt8]) {
+    /// Writes `text` (not from this writer) as a JSON string.
+    mutating func writeString(utf8 text: UnsafeBufferPointer<UInt8>) {
         reserve(text.count + 2)
         append(UInt8(ascii: "\""))
-        text.withUnsafeBufferPointer { writeEscaped($0) }
+        writeEscaped(text)
         append(UInt8(ascii: "\""))
     }
 
     /// Writes UTF-8 text escaped for a JSON string, a word at a time where nothing needs escaping.
+    @inline(__always)
     private mutating func writeEscaped(_ utf8: UnsafeBufferPointer<UInt8>) {
         var runStart = 0
         var index = 0
@@ -324,7 +359,18 @@ struct JSONWriter: ~Copyable {
             runStart = index
             appendEscape(byte)
         }
-        append(UnsafeBufferPointer(rebasing: utf8[runStart...]))
+        appendRun(UnsafeBufferPointer(rebasing: utf8[runStart...]))
+    }
+
+    /// Appends a run of text, byte by byte when it is short (most are): cheaper than a call to memmove.
+    @inline(__always)
+    private mutating func appendRun(_ run: UnsafeBufferPointer<UInt8>) {
+        guard run.count <= 16 else { return append(run) }
+        reserve(run.count)
+        for byte in run {
+            storage[count] = byte
+            count += 1
+        }
     }
 
     private mutating func appendEscape(_ byte: UInt8) {

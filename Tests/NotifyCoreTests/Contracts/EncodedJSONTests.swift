@@ -60,3 +60,35 @@ import Testing
         #expect(built.apns?.payloadJSON.bytes == Array(#"{"aps":{}}"#.utf8))
     }
 }
+
+@Suite struct CommandEncodingTests {
+    /// The command writer writes into an array sized as if the envelope's strings
+    /// needed no escaping; strings full of escapes overflow that estimate and
+    /// must still give the bytes of the command's tree.
+    @Test func envelopeStringsFullOfEscapesEncodeLikeTheTree() throws {
+        let escaped = String(repeating: "\"\\\u{1}\n", count: 200)
+        let command = NotificationCommand(
+            id: escaped, at: "2026-11-22T00:00:00Z", path: .push,
+            recipient: Recipient(userId: escaped, deviceId: "d\u{2}", platform: .ios, provider: .apns),
+            conversationId: escaped, messageId: "m\"1", expiresAt: "2026-11-23T00:00:00Z", content: .object(["t": .string(escaped)]),
+            apns: APNsRendering(token: escaped, headers: ["apns-id": "x\"y"], payload: .object(["aps": .object([:])])))
+        let bytes = CoreJSON.encode(command)
+        #expect(bytes == CoreJSON.encode(command.jsonValue))
+        #expect(try CoreJSON.parse(bytes) == command.jsonValue)
+    }
+
+    @Test func aWriterThatOutgrowsABorrowedBufferKeepsWhatItWrote() {
+        var storage = [UInt8](repeating: 0, count: 8)
+        storage.withUnsafeMutableBufferPointer { buffer in
+            var writer = JSONWriter(borrowing: buffer)
+            writer.writeString("short")
+            let borrowingWhileItFits = writer.isBorrowing
+            writer.writeString(" and then much longer than eight bytes")
+            let borrowingAfterwards = writer.isBorrowing
+            let written = writer.bytes
+            #expect(borrowingWhileItFits)
+            #expect(!borrowingAfterwards)
+            #expect(written == Array(#""short"" and then much longer than eight bytes""#.utf8))
+        }
+    }
+}
