@@ -135,14 +135,25 @@ struct JSONWriter: ~Copyable {
         return written
     }
 
-    /// Writes bytes already written (`range`) again as a JSON string: JSON text carried inside a string.
+    /// Writes canonical JSON already written (`range`) again as a JSON string:
+    /// JSON text carried inside a string. Canonical JSON has no raw control
+    /// characters (its strings escape them), so only `"` and `\` are escaped.
     mutating func writeString(ofWritten range: Range<Int>) {
-        // Room for the worst case (every byte escaped as \u00XX) first, so the source stays where it is.
-        reserve(range.count * 6 + 2)
+        // Room for the worst case (every byte escaped) first, so the source stays where it is.
+        reserve(range.count * 2 + 2)
         storage[count] = UInt8(ascii: "\"")
         count += 1
-        writeEscaped(UnsafeBufferPointer(start: storage + range.lowerBound, count: range.count))
-        append(UInt8(ascii: "\""))
+        for index in range {
+            let byte = storage[index]
+            if byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") {
+                storage[count] = UInt8(ascii: "\\")
+                count += 1
+            }
+            storage[count] = byte
+            count += 1
+        }
+        storage[count] = UInt8(ascii: "\"")
+        count += 1
     }
 
     /// Makes room for `additional` more bytes: an inlined test, the rare growth out of line.
@@ -316,14 +327,10 @@ struct JSONWriter: ~Copyable {
     }
 
     mutating func writeString(_ string: String) {
-        var string = string
-        string.withUTF8 { utf8 in
-            // Quotes and the whole text in at most one growth; escapes grow as they go.
-            reserve(utf8.count + 2)
-            storage[count] = UInt8(ascii: "\"")
-            count += 1
-            writeEscaped(utf8)
-            append(UInt8(ascii: "\""))
+        // Native strings lend their bytes without a copy of the string; others are made native first.
+        if string.utf8.withContiguousStorageIfAvailable({ writeString(utf8: $0) }) == nil {
+            var string = string
+            string.withUTF8 { writeString(utf8: $0) }
         }
     }
 
@@ -335,9 +342,12 @@ struct JSONWriter: ~Copyable {
     }
 
     /// Writes `text` (not from this writer) as a JSON string.
+    @inline(__always)
     mutating func writeString(utf8 text: UnsafeBufferPointer<UInt8>) {
+        // Quotes and the whole text in at most one growth; escapes grow as they go.
         reserve(text.count + 2)
-        append(UInt8(ascii: "\""))
+        storage[count] = UInt8(ascii: "\"")
+        count += 1
         writeEscaped(text)
         append(UInt8(ascii: "\""))
     }
