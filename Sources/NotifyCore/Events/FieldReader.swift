@@ -39,6 +39,12 @@ public struct FieldReader {
         self.path = path
     }
 
+    /// Whether two member names are the same: lengths first, which tells most names apart without comparing them.
+    @inline(__always)
+    private static func same(_ name: String, _ other: String) -> Bool {
+        name.utf8.count == other.utf8.count && name == other
+    }
+
     /// The member names.
     var keys: [String] { members.map(\.key) }
 
@@ -51,7 +57,8 @@ public struct FieldReader {
     }
 
     func rejectUnknown(allowed: [String]) throws(FieldError) {
-        guard members.count > allowed.count || members.contains(where: { !allowed.contains($0.key) }) else { return }
+        guard members.count > allowed.count || members.contains(where: { member in !allowed.contains { Self.same($0, member.key) } })
+        else { return }
         for key in keys.sorted() where !allowed.contains(key) {
             throw error(key, "unknown field (allowed: \(allowed.joined(separator: ", ")))")
         }
@@ -59,7 +66,7 @@ public struct FieldReader {
 
     /// The value of `key`, `nil` when absent or `null`.
     func optionalValue(_ key: String) -> JSONValue? {
-        switch members.first(where: { $0.key == key })?.value {
+        switch members.first(where: { Self.same($0.key, key) })?.value {
         case nil, .null?: nil
         case let value?: value
         }
