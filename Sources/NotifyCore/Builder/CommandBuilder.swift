@@ -15,7 +15,9 @@ struct CommandBuilder {
     /// What every command about one message for one recipient shares, built
     /// once for all the recipient's devices: policy, times, the identity JSON,
     /// and the content fitted for local delivery (also the command's `content`).
-    struct PreparedMessage {
+    /// A class: it is handed to every device's command, and copying its many
+    /// parts for each would cost more than building them.
+    final class PreparedMessage: Sendable {
         let record: FanoutRecord
         let content: NotificationContent
         let policy: NotificationPolicy
@@ -25,6 +27,19 @@ struct CommandBuilder {
         let identity: IdentityJSON
         let contentJSON: EncodedJSON
         let localRendering: EncodedJSON
+
+        init(record: FanoutRecord, content: NotificationContent, policy: NotificationPolicy, at: String, expiresAt: EventTime,
+             expiresAtText: String, identity: IdentityJSON, contentJSON: EncodedJSON, localRendering: EncodedJSON) {
+            self.record = record
+            self.content = content
+            self.policy = policy
+            self.at = at
+            self.expiresAt = expiresAt
+            self.expiresAtText = expiresAtText
+            self.identity = identity
+            self.contentJSON = contentJSON
+            self.localRendering = localRendering
+        }
     }
 
     private static let localRenderingPrefix: StaticString = "{\"content\":"
