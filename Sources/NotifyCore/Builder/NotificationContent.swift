@@ -101,18 +101,7 @@ public struct NotificationUserInfo: Sendable, Hashable, Codable, JSONRepresentab
 /// per message and recipient, then embedded unchanged (apart from the body's
 /// length and a refused attachment) by the APNs, FCM and local renderings.
 public struct NotificationContent: Sendable, Hashable, Codable, JSONRepresentable {
-    /// The members, in one immutable store that every copy shares: a content is
-    /// copied into each record, command and remembered delivery of a message, and
-    /// a copy is then one reference instead of every string. A change makes a new store.
-    private var store: Store
-
-    private final class Store: Sendable {
-        let members: Members
-
-        init(_ members: Members) {
-            self.members = members
-        }
-    }
+    private var storage: CopyOnWrite<Members>
 
     private struct Members: Sendable, Hashable, Codable {
         var title: String
@@ -129,75 +118,69 @@ public struct NotificationContent: Sendable, Hashable, Codable, JSONRepresentabl
         var identityResolved: Bool
     }
 
-    private mutating func update(_ change: (inout Members) -> Void) {
-        var members = store.members
-        change(&members)
-        store = Store(members)
-    }
-
     public var title: String {
-        get { store.members.title }
-        set { update { $0.title = newValue } }
+        get { storage.members.title }
+        set { storage.update { $0.title = newValue } }
     }
 
     public var subtitle: String? {
-        get { store.members.subtitle }
-        set { update { $0.subtitle = newValue } }
+        get { storage.members.subtitle }
+        set { storage.update { $0.subtitle = newValue } }
     }
 
     public var body: String {
-        get { store.members.body }
-        set { update { $0.body = newValue } }
+        get { storage.members.body }
+        set { storage.update { $0.body = newValue } }
     }
 
     /// Groups the notifications of one conversation (`thread-id`).
     public var threadId: String {
-        get { store.members.threadId }
-        set { update { $0.threadId = newValue } }
+        get { storage.members.threadId }
+        set { storage.update { $0.threadId = newValue } }
     }
 
     /// The category id in `Schemas/categories.json` (`message`).
     public var category: String {
-        get { store.members.category }
-        set { update { $0.category = newValue } }
+        get { storage.members.category }
+        set { storage.update { $0.category = newValue } }
     }
 
     public var userInfo: NotificationUserInfo {
-        get { store.members.userInfo }
-        set { update { $0.userInfo = newValue } }
+        get { storage.members.userInfo }
+        set { storage.update { $0.userInfo = newValue } }
     }
 
     public var sender: SenderIdentity {
-        get { store.members.sender }
-        set { update { $0.sender = newValue } }
+        get { storage.members.sender }
+        set { storage.update { $0.sender = newValue } }
     }
 
     public var conversation: ConversationIdentity {
-        get { store.members.conversation }
-        set { update { $0.conversation = newValue } }
+        get { storage.members.conversation }
+        set { storage.update { $0.conversation = newValue } }
     }
 
     /// What kind of message this is; says what was sent when an attachment is dropped.
     public var kind: MessageKind {
-        get { store.members.kind }
-        set { update { $0.kind = newValue } }
+        get { storage.members.kind }
+        set { storage.update { $0.kind = newValue } }
     }
 
     public var attachment: Attachment? {
-        get { store.members.attachment }
-        set { update { $0.attachment = newValue } }
+        get { storage.members.attachment }
+        set { storage.update { $0.attachment = newValue } }
     }
 
     /// The recipient's unread total; set by the route stage.
     public var badge: Int? {
-        get { store.members.badge }
-        set { update { $0.badge = newValue } }
+        get { storage.members.badge }
+        set { storage.update { $0.badge = newValue } }
     }
 
     /// `false` while the sender's identity was not known (rule 9).
     public var identityResolved: Bool {
-        get { store.members.identityResolved }
-        set { update { $0.identityResolved = newValue } }
+        get { storage.members.identityResolved }
+        set { storage.update { $0.identityResolved = newValue } }
     }
 
     public init(
@@ -205,26 +188,18 @@ public struct NotificationContent: Sendable, Hashable, Codable, JSONRepresentabl
         userInfo: NotificationUserInfo, sender: SenderIdentity, conversation: ConversationIdentity,
         kind: MessageKind, attachment: Attachment?, badge: Int? = nil, identityResolved: Bool
     ) {
-        store = Store(Members(
+        storage = CopyOnWrite(Members(
             title: title, subtitle: subtitle, body: body, threadId: threadId, category: category, userInfo: userInfo,
             sender: sender, conversation: conversation, kind: kind, attachment: attachment, badge: badge,
             identityResolved: identityResolved))
     }
 
-    public static func == (lhs: NotificationContent, rhs: NotificationContent) -> Bool {
-        lhs.store === rhs.store || lhs.store.members == rhs.store.members
-    }
-
-    public func hash(into hasher: inout Hasher) {
-        hasher.combine(store.members)
-    }
-
     public init(from decoder: any Decoder) throws {
-        store = Store(try Members(from: decoder))
+        storage = CopyOnWrite(try Members(from: decoder))
     }
 
     public func encode(to encoder: any Encoder) throws {
-        try store.members.encode(to: encoder)
+        try storage.members.encode(to: encoder)
     }
 
     public var jsonValue: JSONValue {

@@ -3,26 +3,96 @@
 /// The shape is the contract in `DESIGN.md` ("The command") and
 /// `Schemas/command.schema.json`. Sinks read it; the core writes it.
 public struct NotificationCommand: Sendable, Hashable, Codable {
+    private var storage: CopyOnWrite<Members>
+
+    private struct Members: Hashable, Sendable, Codable {
+        var type: String
+        var id: String
+        var at: String
+        var path: DeliveryPath
+        var recipient: Recipient
+        var conversationId: String?
+        var messageId: String?
+        var expiresAt: String
+        var contentJSON: EncodedJSON
+        var apns: APNsRendering?
+        var fcm: FCMRendering?
+        var localJSON: EncodedJSON?
+
+        enum CodingKeys: String, CodingKey {
+            case type, id, at, path, recipient, conversationId, messageId, expiresAt, apns, fcm
+            case contentJSON = "content"
+            case localJSON = "local"
+        }
+    }
+
     /// Always `"notification.command"`.
-    public var type: String
+    public var type: String {
+        get { storage.members.type }
+        set { storage.update { $0.type = newValue } }
+    }
+
     /// The command id, derived from (message id or event id, device id, path).
-    public var id: String
+    public var id: String {
+        get { storage.members.id }
+        set { storage.update { $0.id = newValue } }
+    }
+
     /// Event time of the event that caused the command (RFC 3339).
-    public var at: String
-    public var path: DeliveryPath
-    public var recipient: Recipient
-    public var conversationId: String?
-    public var messageId: String?
+    public var at: String {
+        get { storage.members.at }
+        set { storage.update { $0.at = newValue } }
+    }
+
+    public var path: DeliveryPath {
+        get { storage.members.path }
+        set { storage.update { $0.path = newValue } }
+    }
+
+    public var recipient: Recipient {
+        get { storage.members.recipient }
+        set { storage.update { $0.recipient = newValue } }
+    }
+
+    public var conversationId: String? {
+        get { storage.members.conversationId }
+        set { storage.update { $0.conversationId = newValue } }
+    }
+
+    public var messageId: String? {
+        get { storage.members.messageId }
+        set { storage.update { $0.messageId = newValue } }
+    }
+
     /// After this instant (RFC 3339) the command must not be delivered.
-    public var expiresAt: String
+    public var expiresAt: String {
+        get { storage.members.expiresAt }
+        set { storage.update { $0.expiresAt = newValue } }
+    }
+
     /// What the notification says (`NotificationContent`'s JSON form), as built.
-    public var contentJSON: EncodedJSON
+    public var contentJSON: EncodedJSON {
+        get { storage.members.contentJSON }
+        set { storage.update { $0.contentJSON = newValue } }
+    }
+
     /// Present when `recipient.provider == .apns` and `path == .push`.
-    public var apns: APNsRendering?
+    public var apns: APNsRendering? {
+        get { storage.members.apns }
+        set { storage.update { $0.apns = newValue } }
+    }
+
     /// Present when `recipient.provider == .fcm` and `path == .push`: the FCM HTTP v1 body.
-    public var fcm: FCMRendering?
+    public var fcm: FCMRendering? {
+        get { storage.members.fcm }
+        set { storage.update { $0.fcm = newValue } }
+    }
+
     /// Present when `path == .local`, as built.
-    public var localJSON: EncodedJSON?
+    public var localJSON: EncodedJSON? {
+        get { storage.members.localJSON }
+        set { storage.update { $0.localJSON = newValue } }
+    }
 
     /// What the notification says (`NotificationContent`'s JSON form).
     public var content: JSONValue {
@@ -51,24 +121,17 @@ public struct NotificationCommand: Sendable, Hashable, Codable {
         conversationId: String?, messageId: String?, expiresAt: String, content: EncodedJSON,
         apns: APNsRendering? = nil, fcm: FCMRendering? = nil, local: EncodedJSON? = nil
     ) {
-        self.type = "notification.command"
-        self.id = id
-        self.at = at
-        self.path = path
-        self.recipient = recipient
-        self.conversationId = conversationId
-        self.messageId = messageId
-        self.expiresAt = expiresAt
-        self.contentJSON = content
-        self.apns = apns
-        self.fcm = fcm
-        self.localJSON = local
+        storage = CopyOnWrite(Members(
+            type: "notification.command", id: id, at: at, path: path, recipient: recipient, conversationId: conversationId,
+            messageId: messageId, expiresAt: expiresAt, contentJSON: content, apns: apns, fcm: fcm, localJSON: local))
     }
 
-    enum CodingKeys: String, CodingKey {
-        case type, id, at, path, recipient, conversationId, messageId, expiresAt, apns, fcm
-        case contentJSON = "content"
-        case localJSON = "local"
+    public init(from decoder: any Decoder) throws {
+        storage = CopyOnWrite(try Members(from: decoder))
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        try storage.members.encode(to: encoder)
     }
 }
 
