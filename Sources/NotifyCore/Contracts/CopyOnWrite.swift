@@ -5,9 +5,11 @@
 /// reference instead of every string and rendering they hold.
 struct CopyOnWrite<Members: Hashable & Sendable>: Hashable, Sendable {
     /// Changed only by ``update(_:)``, which first copies a shared box, so no
-    /// box is ever changed while another value holds it.
+    /// box is ever changed while another value holds it. Reads and that one
+    /// writer cannot overlap, so the runtime's access checks (one per read of
+    /// any member) are left out.
     private final class Box: @unchecked Sendable {
-        var members: Members
+        @exclusivity(unchecked) var members: Members
 
         init(_ members: Members) {
             self.members = members
