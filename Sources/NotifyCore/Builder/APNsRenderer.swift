@@ -1,60 +1,79 @@
 /// Renders a notification for APNs (and the `apns` block of an FCM message to
 /// an iOS device): the HTTP/2 headers and the payload laid out as the design
 /// brief says: `aps` plus the shared userInfo keys, `sender`, `conversation`
-/// and `attachment-url` beside it.
+/// and `attachment-url` beside it. Payloads are written straight to bytes,
+/// members in sorted key order.
 struct APNsRenderer {
     let texts: GenericTexts
 
     /// `apns-push-type`, `apns-priority`, `apns-expiration`, `apns-topic`, `apns-id`
-    /// and `apns-collapse-id` when the policy has one.
-    func headers(commandId: String, policy: NotificationPolicy, expiresAt: EventTime, appId: String) -> [String: String] {
-        var headers = [
-            "apns-push-type": policy.pushType.rawValue,
-            "apns-priority": String(policy.apnsPriority),
-            "apns-expiration": String(expiresAt.unixSeconds),
-            "apns-topic": appId,
-            "apns-id": DeterministicID.apnsId(commandId: commandId),
-        ]
-        if let collapseKey = policy.collapseKey { headers["apns-collapse-id"] = collapseKey }
-        return headers
+    /// and `apns-collapse-id` when the policy has one, as a JSON object.
+    func headers(commandId: String, policy: NotificationPolicy, expiresAt: EventTime, appId: String) -> EncodedJSON {
+        EncodedJSON(capacity: 240) { writer in
+            writer.writeObject { writer, first in
+                writer.member("apns-collapse-id", policy.collapseKey, &first)
+                writer.member("apns-expiration", quoted: expiresAt.unixSeconds, &first)
+                writer.member("apns-id", DeterministicID.apnsId(commandId: commandId), &first)
+                writer.member("apns-priority", quoted: Int64(policy.apnsPriority), &first)
+                writer.member("apns-push-type", policy.pushType.rawValue, &first)
+                writer.member("apns-topic", appId, &first)
+            }
+        }
     }
 
-    /// The payload of an alert about a message. `content` has already been
-    /// through the service extension's attachment rule.
-    func alertPayload(_ content: NotificationContent, identity: IdentityJSON, policy: NotificationPolicy) -> JSONValue {
-        var alert = JSONObjectBuilder(capacity: 3)
-        alert["title"] = .string(content.title)
-        alert.set("subtitle", content.subtitle)
-        alert["body"] = .string(content.body)
-        var aps = JSONObjectBuilder(capacity: 8)
-        aps["alert"] = alert.value
-        aps["badge"] = content.badge.map { .int(Int64($0)) }
-        aps.set("sound", policy.sound)
-        aps["thread-id"] = .string(content.threadId)
-        aps["category"] = .string(content.category)
-        if content.attachment != nil { aps["mutable-content"] = .int(1) }
-        aps.set("interruption-level", policy.interruptionLevel?.rawValue)
-        var payload = JSONObjectBuilder(capacity: 8)
-        payload["aps"] = aps.value
-        for (key, value) in content.userInfo.pairs { payload[key] = .string(value) }
-        payload["sender"] = identity.sender
-        payload["conversation"] = identity.conversation
-        payload.set("attachment-url", content.attachment?.url)
-        return payload.value
+    /// Writes the payload of an alert about a message. `content` has already
+    /// been through the service extension's attachment rule.
+    func writeAlertPayload(_ content: NotificationContent, identity: IdentityJSON, policy: NotificationPolicy,
+                           to writer: inout JSONWriter) {
+        writer.writeObject { writer, first in
+            writer.constantKey("aps", &first)
+            writer.writeObject { writer, first in
+                writer.constantKey("alert", &first)
+                writer.writeObject { writer, first in
+                    writer.member("body", content.body, &first)
+                    writer.member("subtitle", content.subtitle, &first)
+                    writer.member("title", content.title, &first)
+                }
+                if let badge = content.badge { writer.member("badge", Int64(badge), &first) }
+                writer.member("category", content.category, &first)
+                writer.member("interruption-level", policy.interruptionLevel?.rawValue, &first)
+                if content.attachment != nil { writer.member("mutable-content", 1, &first) }
+                writer.member("sound", policy.sound, &first)
+                writer.member("thread-id", content.threadId, &first)
+            }
+            writer.member("attachment-url", content.attachment?.url, &first)
+            writer.member("conversation", identity.conversation, &first)
+            writer.member("message-id", content.userInfo.messageId, &first)
+            writer.member("sender", identity.sender, &first)
+            writer.member("sender-id", content.userInfo.senderId, &first)
+            writer.member("talkroom-id", content.userInfo.talkroomId, &first)
+        }
     }
 
-    /// The payload of a background badge push: `content-available`, the badge,
-    /// no alert, and the threads to clear.
-    func badgePayload(_ update: BadgeUpdate) -> JSONValue {
-        .object([
-            "aps": .object(["content-available": .int(1), "badge": .int(Int64(update.badge))]),
-            "clear-thread-ids": .array(update.clearThreadIds.map(JSONValue.string)),
-        ])
+    /// Writes the payload of a background badge push: `content-available`, the
+    /// badge, no alert, and the threads to clear.
+    func writeBadgePayload(_ update: BadgeUpdate, to writer: inout JSONWriter) {
+        writer.writeObject { writer, first in
+            writer.constantKey("aps", &first)
+            writer.writeObject { writer, first in
+                writer.member("badge", Int64(update.badge), &first)
+                writer.member("content-available", 1, &first)
+            }
+            writer.constantKey("clear-thread-ids", &first)
+            writer.writeStringArray(update.clearThreadIds)
+        }
     }
 
-    /// An alert for an iOS device: the content after the attachment rule,
-    /// with the body shortened until the payload fits.
-    func fittedAlert(_ content: NotificationContent, identity: IdentityJSON, policy: NotificationPolicy) -> (NotificationContent, JSONValue) {
-        content.accepting(on: .serviceExtension, texts: texts).fitted { alertPayload($0, identity: identity, policy: policy) }
+    /// The payload of a background badge push.
+    func badgePayload(_ update: BadgeUpdate) -> EncodedJSON {
+        EncodedJSON { writeBadgePayload(update, to: &$0) }
+    }
+
+    /// An alert for an iOS device: the payload of the content after the
+    /// attachment rule, with the body shortened until it fits.
+    func fittedAlert(_ content: NotificationContent, identity: IdentityJSON, policy: NotificationPolicy) -> EncodedJSON {
+        content.accepting(on: .serviceExtension, texts: texts).fitted { accepted in
+            EncodedJSON { writeAlertPayload(accepted, identity: identity, policy: policy, to: &$0) }
+        }.1
     }
 }

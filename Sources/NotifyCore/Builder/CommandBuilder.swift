@@ -15,7 +15,9 @@ struct CommandBuilder {
     /// What every command about one message for one recipient shares, built
     /// once for all the recipient's devices: policy, times, the identity JSON,
     /// and the content fitted for local delivery (also the command's `content`).
-    struct PreparedMessage {
+    /// A class: it is handed to every device's command, and copying its many
+    /// parts for each would cost more than building them.
+    final class PreparedMessage: Sendable {
         let record: FanoutRecord
         let content: NotificationContent
         let policy: NotificationPolicy
@@ -23,20 +25,43 @@ struct CommandBuilder {
         let expiresAt: EventTime
         let expiresAtText: String
         let identity: IdentityJSON
-        let contentJSON: JSONValue
-        let localRendering: JSONValue
+        let contentJSON: EncodedJSON
+        let localRendering: EncodedJSON
+
+        init(record: FanoutRecord, content: NotificationContent, policy: NotificationPolicy, at: String, expiresAt: EventTime,
+             expiresAtText: String, identity: IdentityJSON, contentJSON: EncodedJSON, localRendering: EncodedJSON) {
+            self.record = record
+            self.content = content
+            self.policy = policy
+            self.at = at
+            self.expiresAt = expiresAt
+            self.expiresAtText = expiresAtText
+            self.identity = identity
+            self.contentJSON = contentJSON
+            self.localRendering = localRendering
+        }
     }
+
+    private static let localRenderingPrefix: StaticString = "{\"content\":"
 
     /// Prepares the commands about `record` with `content` (badge and previews already applied).
     func prepare(_ record: FanoutRecord, content: NotificationContent) -> PreparedMessage {
         let policy = configuration.policies[record.notificationType]
         let expiresAt = record.at.adding(seconds: policy.ttlSeconds)
         let identity = IdentityJSON(content)
-        let (localContent, localRendering) = content.fitted { .object(["content": $0.jsonValue(identity: identity)]) }
+        // The local rendering is `{"content": <content>}` with the content fitted
+        // to the limit inside it; the command's `content` is those same bytes.
+        let (_, localRendering) = content.fitted { fitting in
+            EncodedJSON { writer in
+                writer.append(Self.localRenderingPrefix)
+                fitting.write(to: &writer, identity: identity)
+                writer.append(UInt8(ascii: "}"))
+            }
+        }
+        let contentJSON = localRendering.part(Self.localRenderingPrefix.utf8CodeUnitCount..<localRendering.encodedCount - 1)
         return PreparedMessage(
             record: record, content: content, policy: policy, at: record.at.rfc3339, expiresAt: expiresAt,
-            expiresAtText: expiresAt.rfc3339, identity: identity,
-            contentJSON: localRendering["content"] ?? localContent.jsonValue(identity: identity), localRendering: localRendering)
+            expiresAtText: expiresAt.rfc3339, identity: identity, contentJSON: contentJSON, localRendering: localRendering)
     }
 
     /// The command that tells `device` about a message.
@@ -54,14 +79,14 @@ struct CommandBuilder {
             content: message.contentJSON)
         switch (path, device.provider) {
         case (.local, _):
-            command.local = message.localRendering
+            command.localJSON = message.localRendering
         case (.push, .apns):
             let headers = apns.headers(commandId: commandId, policy: message.policy, expiresAt: message.expiresAt, appId: device.appId)
             command.apns = APNsRendering(token: device.token, headers: headers,
-                                         payload: apns.fittedAlert(message.content, identity: message.identity, policy: message.policy).1)
+                                         payload: apns.fittedAlert(message.content, identity: message.identity, policy: message.policy))
         case (.push, .fcm):
             let headers = device.platform == .ios
-                ? apns.headers(commandId: commandId, policy: message.policy, expiresAt: message.expiresAt, appId: device.appId) : [:]
+                ? apns.headers(commandId: commandId, policy: message.policy, expiresAt: message.expiresAt, appId: device.appId) : EncodedJSON(.object([:]))
             command.fcm = FCMRendering(message: fcm.alertMessage(message.content, identity: message.identity, device: device,
                                                                  policy: message.policy, apnsHeaders: headers))
         }

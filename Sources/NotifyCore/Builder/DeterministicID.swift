@@ -35,21 +35,25 @@ public enum DeterministicID {
         }
     }
 
-    /// SHA-256 of the parts joined by 0x1F, hashed in one pass from a buffer on the stack.
-    private static func digest(_ parts: String...) -> SHA256.Digest {
-        let length = parts.reduce(parts.count - 1) { $0 + $1.utf8.count }
+    /// SHA-256 of the label and the parts joined by 0x1F, hashed in one pass from a buffer on the stack.
+    private static func digest(_ label: StaticString, _ first: String, _ second: String? = nil, _ third: String? = nil) -> SHA256.Digest {
+        let length = label.utf8CodeUnitCount + 1 + first.utf8.count + (second.map { 1 + $0.utf8.count } ?? 0)
+            + (third.map { 1 + $0.utf8.count } ?? 0)
         return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: length) { buffer in
-            var count = 0
-            for (index, var part) in parts.enumerated() {
-                if index > 0 {
-                    buffer[count] = 0x1F
-                    count += 1
-                }
+            var count = label.utf8CodeUnitCount
+            _ = buffer.initialize(fromContentsOf: UnsafeBufferPointer(start: label.utf8Start, count: count))
+            func add(_ part: String?) {
+                guard var part else { return }
+                buffer[count] = 0x1F
+                count += 1
                 part.withUTF8 { utf8 in
                     _ = UnsafeMutableBufferPointer(rebasing: buffer[count...]).initialize(fromContentsOf: utf8)
                     count += utf8.count
                 }
             }
+            add(first)
+            add(second)
+            add(third)
             var hasher = SHA256()
             hasher.update(bufferPointer: UnsafeRawBufferPointer(buffer))
             return hasher.finalize()

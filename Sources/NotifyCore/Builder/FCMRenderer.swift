@@ -2,101 +2,140 @@
 /// request body: `notification`, string-only `data` (the userInfo keys plus
 /// `sender` and `conversation` as JSON strings), an `android` block for
 /// Android devices and an `apns` block for iOS devices reached through FCM.
+/// Messages are written straight to bytes, members in sorted key order.
 struct FCMRenderer {
     let apns: APNsRenderer
 
+    /// The message of an alert, after the platform's attachment rule, with the body shortened until it fits.
     func alertMessage(_ content: NotificationContent, identity: IdentityJSON, device: Device, policy: NotificationPolicy,
-                      apnsHeaders: [String: String]) -> JSONValue {
-        let render: (NotificationContent) -> JSONValue
-        let accepted: NotificationContent
+                      apnsHeaders: EncodedJSON) -> EncodedJSON {
         switch device.platform {
         case .android:
-            accepted = content.accepting(on: .androidImage, texts: apns.texts)
-            render = { androidAlert($0, identity: identity, device: device, policy: policy) }
+            content.accepting(on: .androidImage, texts: apns.texts).fitted { accepted in
+                EncodedJSON { writeAndroidAlert(accepted, identity: identity, device: device, policy: policy, to: &$0) }
+            }.1
         case .ios:
-            accepted = content.accepting(on: .serviceExtension, texts: apns.texts)
-            render = { iosAlert($0, identity: identity, device: device, policy: policy, apnsHeaders: apnsHeaders) }
+            content.accepting(on: .serviceExtension, texts: apns.texts).fitted { accepted in
+                EncodedJSON { writeIOSAlert(accepted, identity: identity, device: device, policy: policy, apnsHeaders: apnsHeaders, to: &$0) }
+            }.1
         }
-        return accepted.fitted(render: render).1
     }
 
-    func badgeMessage(_ update: BadgeUpdate, device: Device, policy: NotificationPolicy, apnsHeaders: [String: String]) -> JSONValue {
-        var message = JSONObjectBuilder(capacity: 4)
-        message["token"] = .string(device.token)
-        message["data"] = .object([
-            "type": .string("badge"),
-            "badge": .string(String(update.badge)),
-            "clear-thread-ids": .string(CoreJSON.text(.array(update.clearThreadIds.map(JSONValue.string)))),
-        ])
-        switch device.platform {
-        case .android:
-            message["android"] = androidBlock(policy: policy, notification: nil)
-        case .ios:
-            message["apns"] = .object(["headers": .object(apnsHeaders.mapValues(JSONValue.string)), "payload": apns.badgePayload(update)])
+    /// The data-only message of a background badge push.
+    func badgeMessage(_ update: BadgeUpdate, device: Device, policy: NotificationPolicy, apnsHeaders: EncodedJSON) -> EncodedJSON {
+        EncodedJSON { writer in
+            writer.writeObject { writer, first in
+                switch device.platform {
+                case .android:
+                    writer.constantKey("android", &first)
+                    writeAndroidBlock(policy: policy, to: &writer, notification: nil)
+                case .ios:
+                    writer.constantKey("apns", &first)
+                    writeAPNsBlock(headers: apnsHeaders, to: &writer) { apns.writeBadgePayload(update, to: &$0) }
+                }
+                writer.constantKey("data", &first)
+                writer.writeObject { writer, first in
+                    writer.member("badge", quoted: Int64(update.badge), &first)
+                    writer.constantKey("clear-thread-ids", &first)
+                    writer.writeString(json: EncodedJSON(capacity: 256) { $0.writeStringArray(update.clearThreadIds) })
+                    writer.member("type", "badge", &first)
+                }
+                writer.member("token", device.token, &first)
+            }
         }
-        return message.value
     }
 
-    private func data(_ content: NotificationContent, identity: IdentityJSON) -> JSONValue {
-        var data = [String: JSONValue](minimumCapacity: 8)
-        for (key, value) in content.userInfo.pairs { data[key] = .string(value) }
-        data["sender"] = .string(identity.senderText)
-        data["conversation"] = .string(identity.conversationText)
-        data["thread-id"] = .string(content.threadId)
-        data["category"] = .string(content.category)
-        data["identity-resolved"] = .string(content.identityResolved ? "true" : "false")
-        if let badge = content.badge { data["badge"] = .string(String(badge)) }
-        return .object(data)
+    /// FCM `data`: string values only.
+    private func writeData(_ content: NotificationContent, identity: IdentityJSON, to writer: inout JSONWriter) {
+        writer.writeObject { writer, first in
+            if let badge = content.badge { writer.member("badge", quoted: Int64(badge), &first) }
+            writer.member("category", content.category, &first)
+            writer.member("conversation", identity.conversationString, &first)
+            writer.member("identity-resolved", content.identityResolved ? "true" : "false", &first)
+            writer.member("message-id", content.userInfo.messageId, &first)
+            writer.member("sender", identity.senderString, &first)
+            writer.member("sender-id", content.userInfo.senderId, &first)
+            writer.member("talkroom-id", content.userInfo.talkroomId, &first)
+            writer.member("thread-id", content.threadId, &first)
+        }
     }
 
     /// FCM `notification`. Android has no subtitle, so there the body of a
     /// group message starts with the sender's name.
-    private func notification(_ content: NotificationContent, image: String?, platform: Platform) -> JSONValue {
-        var notification = JSONObjectBuilder(capacity: 3)
-        notification["title"] = .string(content.title)
-        if platform == .android, let subtitle = content.subtitle {
-            notification["body"] = .string(subtitle + ": " + content.body)
-        } else {
-            notification["body"] = .string(content.body)
+    private func writeNotification(_ content: NotificationContent, image: String?, platform: Platform, to writer: inout JSONWriter) {
+        writer.writeObject { writer, first in
+            writer.constantKey("body", &first)
+            writer.append(UInt8(ascii: "\""))
+            if platform == .android, let subtitle = content.subtitle {
+                writer.writeStringContents(subtitle)
+                writer.append(": ")
+            }
+            writer.writeStringContents(content.body)
+            writer.append(UInt8(ascii: "\""))
+            writer.member("image", image, &first)
+            writer.member("title", content.title, &first)
         }
-        notification.set("image", image)
-        return notification.value
     }
 
-    private func androidBlock(policy: NotificationPolicy, notification: JSONValue?) -> JSONValue {
-        var android = JSONObjectBuilder(capacity: 4)
-        android["priority"] = .string(policy.androidPriority == .high ? "HIGH" : "NORMAL")
-        android["ttl"] = .string("\(policy.ttlSeconds)s")
-        android.set("collapse_key", policy.collapseKey)
-        android["notification"] = notification
-        return android.value
+    private func writeAndroidBlock(policy: NotificationPolicy, to writer: inout JSONWriter,
+                                   notification: ((inout JSONWriter) -> Void)?) {
+        writer.writeObject { writer, first in
+            writer.member("collapse_key", policy.collapseKey, &first)
+            if let notification {
+                writer.constantKey("notification", &first)
+                notification(&writer)
+            }
+            writer.member("priority", policy.androidPriority == .high ? "HIGH" : "NORMAL", &first)
+            writer.constantKey("ttl", &first)
+            writer.append(UInt8(ascii: "\""))
+            writer.writeInteger(policy.ttlSeconds)
+            writer.append("s\"")
+        }
     }
 
-    private func androidAlert(_ content: NotificationContent, identity: IdentityJSON, device: Device, policy: NotificationPolicy) -> JSONValue {
-        var androidNotification = JSONObjectBuilder(capacity: 6)
-        androidNotification.set("channel_id", policy.androidChannel)
-        androidNotification.set("sound", policy.sound)
-        androidNotification["tag"] = .string(content.threadId)
-        androidNotification["click_action"] = .string(content.category)
-        androidNotification["notification_count"] = content.badge.map { .int(Int64($0)) }
-        return .object([
-            "token": .string(device.token),
-            "notification": notification(content, image: content.attachment?.url, platform: .android),
-            "data": data(content, identity: identity),
-            "android": androidBlock(policy: policy, notification: androidNotification.value),
-        ])
+    /// `apns` {headers, payload} of a message to an iOS device.
+    private func writeAPNsBlock(headers: EncodedJSON, to writer: inout JSONWriter, payload: (inout JSONWriter) -> Void) {
+        writer.writeObject { writer, first in
+            writer.constantKey("headers", &first)
+            writer.write(headers)
+            writer.constantKey("payload", &first)
+            payload(&writer)
+        }
     }
 
-    private func iosAlert(_ content: NotificationContent, identity: IdentityJSON, device: Device, policy: NotificationPolicy,
-                          apnsHeaders: [String: String]) -> JSONValue {
-        .object([
-            "token": .string(device.token),
-            "notification": notification(content, image: nil, platform: .ios),
-            "data": data(content, identity: identity),
-            "apns": .object([
-                "headers": .object(apnsHeaders.mapValues(JSONValue.string)),
-                "payload": apns.alertPayload(content, identity: identity, policy: policy),
-            ]),
-        ])
+    private func writeAndroidAlert(_ content: NotificationContent, identity: IdentityJSON, device: Device, policy: NotificationPolicy,
+                                   to writer: inout JSONWriter) {
+        writer.writeObject { writer, first in
+            writer.constantKey("android", &first)
+            writeAndroidBlock(policy: policy, to: &writer) { writer in
+                writer.writeObject { writer, first in
+                    writer.member("channel_id", policy.androidChannel, &first)
+                    writer.member("click_action", content.category, &first)
+                    if let badge = content.badge { writer.member("notification_count", Int64(badge), &first) }
+                    writer.member("sound", policy.sound, &first)
+                    writer.member("tag", content.threadId, &first)
+                }
+            }
+            writer.constantKey("data", &first)
+            writeData(content, identity: identity, to: &writer)
+            writer.constantKey("notification", &first)
+            writeNotification(content, image: content.attachment?.url, platform: .android, to: &writer)
+            writer.member("token", device.token, &first)
+        }
+    }
+
+    private func writeIOSAlert(_ content: NotificationContent, identity: IdentityJSON, device: Device, policy: NotificationPolicy,
+                               apnsHeaders: EncodedJSON, to writer: inout JSONWriter) {
+        writer.writeObject { writer, first in
+            writer.constantKey("apns", &first)
+            writeAPNsBlock(headers: apnsHeaders, to: &writer) {
+                apns.writeAlertPayload(content, identity: identity, policy: policy, to: &$0)
+            }
+            writer.constantKey("data", &first)
+            writeData(content, identity: identity, to: &writer)
+            writer.constantKey("notification", &first)
+            writeNotification(content, image: nil, platform: .ios, to: &writer)
+            writer.member("token", device.token, &first)
+        }
     }
 }

@@ -85,11 +85,6 @@ public struct NotificationUserInfo: Sendable, Hashable, Codable, JSONRepresentab
         self.senderId = senderId
     }
 
-    /// The members as (key, value) pairs, in the order they are written.
-    var pairs: [(String, String)] {
-        [("talkroom-id", talkroomId), ("message-id", messageId), ("sender-id", senderId)]
-    }
-
     public var jsonValue: JSONValue {
         .object(["talkroom-id": .string(talkroomId), "message-id": .string(messageId), "sender-id": .string(senderId)])
     }
@@ -106,58 +101,117 @@ public struct NotificationUserInfo: Sendable, Hashable, Codable, JSONRepresentab
 /// per message and recipient, then embedded unchanged (apart from the body's
 /// length and a refused attachment) by the APNs, FCM and local renderings.
 public struct NotificationContent: Sendable, Hashable, Codable, JSONRepresentable {
-    public var title: String
-    public var subtitle: String?
-    public var body: String
+    private var storage: CopyOnWrite<Members>
+
+    private struct Members: Sendable, Hashable, Codable {
+        var title: String
+        var subtitle: String?
+        var body: String
+        var threadId: String
+        var category: String
+        var userInfo: NotificationUserInfo
+        var sender: SenderIdentity
+        var conversation: ConversationIdentity
+        var kind: MessageKind
+        var attachment: Attachment?
+        var badge: Int?
+        var identityResolved: Bool
+    }
+
+    public var title: String {
+        get { storage.members.title }
+        set { storage.update { $0.title = newValue } }
+    }
+
+    public var subtitle: String? {
+        get { storage.members.subtitle }
+        set { storage.update { $0.subtitle = newValue } }
+    }
+
+    public var body: String {
+        get { storage.members.body }
+        set { storage.update { $0.body = newValue } }
+    }
+
     /// Groups the notifications of one conversation (`thread-id`).
-    public var threadId: String
+    public var threadId: String {
+        get { storage.members.threadId }
+        set { storage.update { $0.threadId = newValue } }
+    }
+
     /// The category id in `Schemas/categories.json` (`message`).
-    public var category: String
-    public var userInfo: NotificationUserInfo
-    public var sender: SenderIdentity
-    public var conversation: ConversationIdentity
+    public var category: String {
+        get { storage.members.category }
+        set { storage.update { $0.category = newValue } }
+    }
+
+    public var userInfo: NotificationUserInfo {
+        get { storage.members.userInfo }
+        set { storage.update { $0.userInfo = newValue } }
+    }
+
+    public var sender: SenderIdentity {
+        get { storage.members.sender }
+        set { storage.update { $0.sender = newValue } }
+    }
+
+    public var conversation: ConversationIdentity {
+        get { storage.members.conversation }
+        set { storage.update { $0.conversation = newValue } }
+    }
+
     /// What kind of message this is; says what was sent when an attachment is dropped.
-    public var kind: MessageKind
-    public var attachment: Attachment?
+    public var kind: MessageKind {
+        get { storage.members.kind }
+        set { storage.update { $0.kind = newValue } }
+    }
+
+    public var attachment: Attachment? {
+        get { storage.members.attachment }
+        set { storage.update { $0.attachment = newValue } }
+    }
+
     /// The recipient's unread total; set by the route stage.
-    public var badge: Int?
+    public var badge: Int? {
+        get { storage.members.badge }
+        set { storage.update { $0.badge = newValue } }
+    }
+
     /// `false` while the sender's identity was not known (rule 9).
-    public var identityResolved: Bool
+    public var identityResolved: Bool {
+        get { storage.members.identityResolved }
+        set { storage.update { $0.identityResolved = newValue } }
+    }
 
     public init(
         title: String, subtitle: String?, body: String, threadId: String, category: String,
         userInfo: NotificationUserInfo, sender: SenderIdentity, conversation: ConversationIdentity,
         kind: MessageKind, attachment: Attachment?, badge: Int? = nil, identityResolved: Bool
     ) {
-        self.title = title
-        self.subtitle = subtitle
-        self.body = body
-        self.threadId = threadId
-        self.category = category
-        self.userInfo = userInfo
-        self.sender = sender
-        self.conversation = conversation
-        self.kind = kind
-        self.attachment = attachment
-        self.badge = badge
-        self.identityResolved = identityResolved
+        storage = CopyOnWrite(Members(
+            title: title, subtitle: subtitle, body: body, threadId: threadId, category: category, userInfo: userInfo,
+            sender: sender, conversation: conversation, kind: kind, attachment: attachment, badge: badge,
+            identityResolved: identityResolved))
+    }
+
+    public init(from decoder: any Decoder) throws {
+        storage = CopyOnWrite(try Members(from: decoder))
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        try storage.members.encode(to: encoder)
     }
 
     public var jsonValue: JSONValue {
-        jsonValue(identity: IdentityJSON(self))
-    }
-
-    /// The JSON form, with the identity parts already built.
-    func jsonValue(identity: IdentityJSON) -> JSONValue {
         var object = JSONObjectBuilder(capacity: 12)
         object["title"] = .string(title)
         object.set("subtitle", subtitle)
         object["body"] = .string(body)
         object["threadId"] = .string(threadId)
         object["category"] = .string(category)
-        object["userInfo"] = identity.userInfo
-        object["sender"] = identity.sender
-        object["conversation"] = identity.conversation
+        object["userInfo"] = userInfo.jsonValue
+        object["sender"] = sender.jsonValue
+        object["conversation"] = conversation.jsonValue
         object["kind"] = .string(kind.rawValue)
         object["attachment"] = attachment?.jsonValue
         object["badge"] = badge.map { .int(Int64($0)) }
@@ -165,43 +219,121 @@ public struct NotificationContent: Sendable, Hashable, Codable, JSONRepresentabl
         return object.value
     }
 
+    /// Writes the JSON form (the bytes of ``jsonValue``), the identity parts spliced from `identity`.
+    func write(to writer: inout JSONWriter, identity: IdentityJSON) {
+        writer.writeObject { writer, first in
+            // Members in sorted key order.
+            if let attachment {
+                writer.constantKey("attachment", &first)
+                attachment.write(to: &writer)
+            }
+            if let badge { writer.member("badge", Int64(badge), &first) }
+            writer.member("body", body, &first)
+            writer.member("category", category, &first)
+            writer.member("conversation", identity.conversation, &first)
+            writer.member("identityResolved", identityResolved, &first)
+            writer.member("kind", kind.rawValue, &first)
+            writer.member("sender", identity.sender, &first)
+            writer.member("subtitle", subtitle, &first)
+            writer.member("threadId", threadId, &first)
+            writer.member("title", title, &first)
+            writer.member("userInfo", identity.userInfo, &first)
+        }
+    }
+
     init(reading fields: FieldReader) throws(FieldError) {
         try fields.rejectUnknown(allowed: ["title", "subtitle", "body", "threadId", "category", "userInfo", "sender",
                                            "conversation", "kind", "attachment", "badge", "identityResolved"])
-        title = try fields.string("title")
-        subtitle = try fields.optionalString("subtitle")
-        body = try fields.string("body")
-        threadId = try fields.string("threadId")
-        category = try fields.string("category")
-        userInfo = try NotificationUserInfo(reading: fields.object("userInfo"))
-        sender = try SenderIdentity(reading: fields.object("sender"))
-        conversation = try ConversationIdentity(reading: fields.object("conversation"))
-        kind = try fields.choice("kind")
-        attachment = try fields.optionalObject("attachment").map { (reader) throws(FieldError) in try Attachment(reading: reader) }
-        badge = try fields.optionalInteger("badge", minimum: 0).map { Int($0) }
+        let title = try fields.string("title")
+        let subtitle = try fields.optionalString("subtitle")
+        let body = try fields.string("body")
+        let threadId = try fields.string("threadId")
+        let category = try fields.string("category")
+        let userInfo = try NotificationUserInfo(reading: fields.object("userInfo"))
+        let sender = try SenderIdentity(reading: fields.object("sender"))
+        let conversation = try ConversationIdentity(reading: fields.object("conversation"))
+        let kind: MessageKind = try fields.choice("kind")
+        let attachment = try fields.optionalObject("attachment").map { (reader) throws(FieldError) in try Attachment(reading: reader) }
+        let badge = try fields.optionalInteger("badge", minimum: 0).map { Int($0) }
         guard case .bool(let resolved)? = fields.optionalValue("identityResolved") else {
             throw fields.error("identityResolved", "expected a boolean")
         }
-        identityResolved = resolved
+        self.init(title: title, subtitle: subtitle, body: body, threadId: threadId, category: category, userInfo: userInfo,
+                  sender: sender, conversation: conversation, kind: kind, attachment: attachment, badge: badge,
+                  identityResolved: resolved)
     }
 }
 
-/// The JSON of the parts of a content that every rendering carries
-/// unchanged (sender, conversation, userInfo), built once per message and
-/// recipient and shared by all its renderings.
+/// The JSON bytes of the parts of a content that every rendering carries
+/// unchanged (sender, conversation, userInfo), written once per message and
+/// recipient and spliced into all its renderings.
 struct IdentityJSON: Sendable {
-    let sender: JSONValue
-    let conversation: JSONValue
-    let userInfo: JSONValue
-    /// `sender` and `conversation` as JSON text, for FCM's string-only data.
-    let senderText: String
-    let conversationText: String
+    let sender: EncodedJSON
+    let conversation: EncodedJSON
+    let userInfo: EncodedJSON
+    /// `sender` and `conversation` as JSON strings, for FCM's string-only data.
+    let senderString: EncodedJSON
+    let conversationString: EncodedJSON
 
     init(_ content: NotificationContent) {
-        sender = content.sender.jsonValue
-        conversation = content.conversation.jsonValue
-        userInfo = content.userInfo.jsonValue
-        senderText = CoreJSON.text(sender)
-        conversationText = CoreJSON.text(conversation)
+        // All five, one after the other in one buffer.
+        var writer = JSONWriter(capacity: 1000)
+        let sender = writer.writtenRange { content.sender.write(to: &$0) }
+        let conversation = writer.writtenRange { content.conversation.write(to: &$0) }
+        let userInfo = writer.writtenRange { content.userInfo.write(to: &$0) }
+        let senderString = writer.writtenRange { $0.writeString(ofWritten: sender) }
+        let conversationString = writer.writtenRange { $0.writeString(ofWritten: conversation) }
+        let written = writer.finish()
+        self.sender = EncodedJSON(written, sender)
+        self.conversation = EncodedJSON(written, conversation)
+        self.userInfo = EncodedJSON(written, userInfo)
+        self.senderString = EncodedJSON(written, senderString)
+        self.conversationString = EncodedJSON(written, conversationString)
+    }
+}
+
+extension SenderIdentity {
+    /// Writes the bytes of ``jsonValue``.
+    func write(to writer: inout JSONWriter) {
+        writer.writeObject { writer, first in
+            writer.member("displayName", displayName, &first)
+            writer.member("handle", handle, &first)
+            writer.member("id", id, &first)
+            writer.member("imageURL", imageURL, &first)
+        }
+    }
+}
+
+extension ConversationIdentity {
+    /// Writes the bytes of ``jsonValue``.
+    func write(to writer: inout JSONWriter) {
+        writer.writeObject { writer, first in
+            writer.member("id", id, &first)
+            writer.member("imageURL", imageURL, &first)
+            writer.member("isGroup", isGroup, &first)
+            writer.member("name", name, &first)
+        }
+    }
+}
+
+extension NotificationUserInfo {
+    /// Writes the bytes of ``jsonValue``.
+    func write(to writer: inout JSONWriter) {
+        writer.writeObject { writer, first in
+            writer.member("message-id", messageId, &first)
+            writer.member("sender-id", senderId, &first)
+            writer.member("talkroom-id", talkroomId, &first)
+        }
+    }
+}
+
+extension Attachment {
+    /// Writes the bytes of ``jsonValue``.
+    func write(to writer: inout JSONWriter) {
+        writer.writeObject { writer, first in
+            writer.member("bytes", bytes, &first)
+            writer.member("mimeType", mimeType, &first)
+            writer.member("url", url, &first)
+        }
     }
 }

@@ -111,19 +111,30 @@ extension NotificationContent {
     /// The content with the body shortened on a grapheme boundary, with "…",
     /// until `render` of it fits in `limit` bytes (rule 14). The body may
     /// appear several times in a rendering (FCM to iOS); each pass removes its share of the excess from each copy.
+    func fitted(limit: Int = PlatformRules.maximumPayloadBytes, render: (NotificationContent) -> EncodedJSON) -> (NotificationContent, EncodedJSON) {
+        fitting(limit: limit, render: render)
+    }
+
+    /// ``fitted(limit:render:)`` for a rendering built as a tree.
     func fitted(limit: Int = PlatformRules.maximumPayloadBytes, render: (NotificationContent) -> JSONValue) -> (NotificationContent, JSONValue) {
+        fitting(limit: limit, render: render)
+    }
+
+    private func fitting<Rendering: EncodedSizeMeasurable>(
+        limit: Int, render: (NotificationContent) -> Rendering
+    ) -> (NotificationContent, Rendering) {
         var content = self
         var rendered = render(content)
-        var size = CoreJSON.encodedLength(rendered)
+        var size = rendered.encodedSize
         guard size > limit else { return (content, rendered) }
         var withoutBody = content
         withoutBody.body = ""
         let bodyLength = max(1, CoreJSON.encodedLength(of: body) - 2)
-        let copies = max(1, (size - CoreJSON.encodedLength(render(withoutBody))) / bodyLength)
+        let copies = max(1, (size - render(withoutBody).encodedSize) / bodyLength)
         while size > limit, !content.body.isEmpty {
             content.body = Self.shorten(content.body, removingAtLeast: (size - limit + copies - 1) / copies)
             rendered = render(content)
-            size = CoreJSON.encodedLength(rendered)
+            size = rendered.encodedSize
         }
         return (content, rendered)
     }
@@ -148,4 +159,18 @@ extension NotificationContent {
         }
         return base[..<end] + ellipsis
     }
+}
+
+/// A rendering whose encoded size is known, for ``NotificationContent/fitted(limit:render:)``.
+protocol EncodedSizeMeasurable {
+    /// The number of bytes its JSON encoding takes.
+    var encodedSize: Int { get }
+}
+
+extension JSONValue: EncodedSizeMeasurable {
+    var encodedSize: Int { CoreJSON.encodedLength(self) }
+}
+
+extension EncodedJSON: EncodedSizeMeasurable {
+    var encodedSize: Int { encodedCount }
 }

@@ -109,7 +109,7 @@ public struct NotificationPolicies: Sendable, Hashable {
             try fields.rejectUnknown(allowed: ["$schema", "policies"])
             let policies = try fields.object("policies")
             var byType: [String: NotificationPolicy] = [:]
-            for type in policies.members.keys.sorted() {
+            for type in policies.keys.sorted() {
                 byType[type] = try NotificationPolicy(reading: policies.object(type))
             }
             for type in Self.requiredTypes where byType[type] == nil {

@@ -23,7 +23,7 @@ extension NotificationCommand: JSONRepresentable {
         object["content"] = content
         if let apns {
             object["apns"] = .object([
-                "token": .string(apns.token), "headers": .object(apns.headers.mapValues(JSONValue.string)), "payload": apns.payload,
+                "token": .string(apns.token), "headers": apns.headersJSON.value, "payload": apns.payload,
             ])
         }
         if let fcm { object["fcm"] = .object(["message": fcm.message]) }
@@ -56,7 +56,25 @@ extension CoreJSON {
     /// straight from the struct (keys in sorted order by construction), since
     /// this runs once per delivery.
     public static func encode(_ command: NotificationCommand) -> [UInt8] {
-        var writer = JSONWriter()
+        // Written straight into the array, sized from the parts: the renderings, the envelope's
+        // strings (as if nothing needs escaping: they are ids and times), the member names and
+        // short constants at most `namesLength`.
+        func quoted(_ text: String?) -> Int { text.map { $0.utf8.count + 2 } ?? 0 }
+        let namesLength = 320
+        let length = namesLength + command.contentJSON.encodedCount + (command.localJSON?.encodedCount ?? 0)
+            + (command.apns.map { quoted($0.token) + $0.headersJSON.encodedCount + $0.payloadJSON.encodedCount } ?? 0)
+            + (command.fcm?.messageJSON.encodedCount ?? 0)
+            + quoted(command.type) + quoted(command.id) + quoted(command.at) + quoted(command.expiresAt)
+            + quoted(command.recipient.userId) + quoted(command.recipient.deviceId) + quoted(command.conversationId)
+            + quoted(command.messageId)
+        let bytes = [UInt8](unsafeUninitializedCapacity: length) { buffer, count in
+            var writer = JSONWriter(borrowing: buffer)
+            writer.write(command)
+            // Past the estimate (escapes) the writer carried on in a buffer of its own: start again below.
+            count = writer.isBorrowing ? writer.count : 0
+        }
+        guard bytes.isEmpty else { return bytes }
+        var writer = JSONWriter(capacity: 2 * length)
         writer.write(command)
         return writer.bytes
     }
@@ -71,9 +89,9 @@ extension JSONWriter {
             var inner = true
             append(UInt8(ascii: "{"))
             constantKey("headers", &inner)
-            writeStringObject(apns.headers)
+            write(apns.headersJSON)
             constantKey("payload", &inner)
-            write(apns.payload)
+            write(apns.payloadJSON)
             constantKey("token", &inner)
             writeString(apns.token)
             append(UInt8(ascii: "}"))
@@ -81,7 +99,7 @@ extension JSONWriter {
         constantKey("at", &first)
         writeString(command.at)
         constantKey("content", &first)
-        let contentBytes = writtenRange { $0.write(command.content) }
+        write(command.contentJSON)
         if let conversationId = command.conversationId {
             constantKey("conversationId", &first)
             writeString(conversationId)
@@ -93,21 +111,14 @@ extension JSONWriter {
             var inner = true
             append(UInt8(ascii: "{"))
             constantKey("message", &inner)
-            write(fcm.message)
+            write(fcm.messageJSON)
             append(UInt8(ascii: "}"))
         }
         constantKey("id", &first)
         writeString(command.id)
-        if let local = command.local {
+        if let local = command.localJSON {
             constantKey("local", &first)
-            if case .object(let members) = local, members.count == 1, members["content"] == command.content {
-                // `{"content": <the command's content>}`, the usual local rendering: its bytes are already written.
-                append("{\"content\":")
-                appendCopy(of: contentBytes)
-                append(UInt8(ascii: "}"))
-            } else {
-                write(local)
-            }
+            write(local)
         }
         if let messageId = command.messageId {
             constantKey("messageId", &first)
@@ -132,23 +143,44 @@ extension JSONWriter {
         append(UInt8(ascii: "}"))
     }
 
-    mutating func writeStringObject(_ members: [String: String]) {
-        var first = true
+    /// Writes an object: `{`, what `members` writes (starting with `first` set), `}`.
+    @inline(__always)
+    mutating func writeObject(_ members: (inout JSONWriter, inout Bool) -> Void) {
         append(UInt8(ascii: "{"))
-        for (name, value) in members.sorted(by: { $0.key < $1.key }) {
-            key(name, &first)
-            writeString(value)
-        }
+        var first = true
+        members(&self, &first)
         append(UInt8(ascii: "}"))
     }
 
-    /// Writes `"key":` for a key known to need no escaping, after a comma
-    /// unless it is the object's first member.
-    mutating func constantKey(_ key: StaticString, _ first: inout Bool) {
-        append(first ? "\"" : ",\"")
-        first = false
-        append(key)
-        append("\":")
+    /// Writes the member `"key":"value"`.
+    mutating func member(_ key: StaticString, _ value: String, _ first: inout Bool) {
+        constantKey(key, &first)
+        writeString(value)
+    }
+
+    /// Writes the member `"key":"value"` when there is a value.
+    mutating func member(_ key: StaticString, _ value: String?, _ first: inout Bool) {
+        if let value { member(key, value, &first) }
+    }
+
+    /// Writes the member `"key":number`.
+    mutating func member(_ key: StaticString, _ number: Int64, _ first: inout Bool) {
+        constantKey(key, &first)
+        writeInteger(number)
+    }
+
+    /// Writes the member `"key":true` or `false`.
+    mutating func member(_ key: StaticString, _ flag: Bool, _ first: inout Bool) {
+        constantKey(key, &first)
+        append(flag ? "true" : "false")
+    }
+
+    /// Writes the member `"key":"digits"`: a number as FCM's string-only data carries it.
+    mutating func member(_ key: StaticString, quoted number: Int64, _ first: inout Bool) {
+        constantKey(key, &first)
+        append(UInt8(ascii: "\""))
+        writeInteger(number)
+        append(UInt8(ascii: "\""))
     }
 
     /// Writes `"key":`, after a comma unless it is the object's first member.

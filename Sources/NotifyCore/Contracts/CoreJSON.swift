@@ -13,14 +13,6 @@ public enum CoreJSON {
         return writer.bytes
     }
 
-    /// The JSON text of `value` (as ``encode(_:)`` writes it), for JSON carried
-    /// inside a string, such as FCM's string-only `data`.
-    static func text(_ value: JSONValue) -> String {
-        var writer = JSONWriter(capacity: 256)
-        writer.write(value)
-        return writer.text
-    }
-
     /// The bytes of anything that has a JSON form in the core.
     public static func encode(_ value: some JSONRepresentable) -> [UInt8] {
         encode(value.jsonValue)
@@ -63,10 +55,25 @@ public enum CoreJSON {
         }
     }
 
+    /// Parses one document, keeping a top-level object's members as a list (see ``ParsedDocument``).
+    static func parseMembers(_ bytes: some Collection<UInt8>) throws(JSONSyntaxError) -> ParsedDocument {
+        let array = bytes as? [UInt8] ?? Array(bytes)
+        return try array.withUnsafeBufferPointer { buffer throws(JSONSyntaxError) in
+            var parser = JSONParser(buffer)
+            return try parser.parseDocumentMembers()
+        }
+    }
+
     /// Parses one JSON document given as text.
     public static func parse(_ text: String) throws(JSONSyntaxError) -> JSONValue {
         try parse(Array(text.utf8))
     }
+}
+
+/// A parsed document: the members of a top-level object in document order, or any other value.
+enum ParsedDocument {
+    case object([(key: String, value: JSONValue)])
+    case value(JSONValue)
 }
 
 /// A type with one canonical JSON form, written by ``CoreJSON``.
@@ -86,8 +93,10 @@ public struct JSONSyntaxError: Error, Sendable, Hashable, CustomStringConvertibl
 /// Writes JSON into a growing buffer of its own: no copy-on-write checks per byte.
 struct JSONWriter: ~Copyable {
     private var storage: UnsafeMutablePointer<UInt8>
-    private var count = 0
+    private(set) var count = 0
     private var capacity: Int
+    /// Whether `storage` is someone else's buffer (see ``init(borrowing:)``), left alone by `deinit`.
+    private(set) var isBorrowing = false
 
     /// A writer whose buffer first holds `capacity` bytes (it grows as needed).
     init(capacity: Int = 2048) {
@@ -95,8 +104,21 @@ struct JSONWriter: ~Copyable {
         storage = .allocate(capacity: self.capacity)
     }
 
+    /// A writer that writes into `buffer` until it is full, then carries on in
+    /// a buffer of its own (``isBorrowing`` becomes `false`).
+    init(borrowing buffer: UnsafeMutableBufferPointer<UInt8>) {
+        if let base = buffer.baseAddress, buffer.count > 0 {
+            storage = base
+            capacity = buffer.count
+            isBorrowing = true
+        } else {
+            capacity = 16
+            storage = .allocate(capacity: capacity)
+        }
+    }
+
     deinit {
-        storage.deallocate()
+        if !isBorrowing { storage.deallocate() }
     }
 
     /// What has been written.
@@ -104,9 +126,34 @@ struct JSONWriter: ~Copyable {
         Array(UnsafeBufferPointer(start: storage, count: count))
     }
 
-    /// What has been written, as text (the writer only writes valid UTF-8).
-    var text: String {
-        String(decoding: UnsafeBufferPointer(start: storage, count: count), as: UTF8.self)
+    /// Hands what has been written over, without copying it unless the buffer is borrowed.
+    consuming func finish() -> WrittenJSON {
+        let written = isBorrowing
+            ? WrittenJSON(copying: UnsafeBufferPointer(start: storage, count: count))
+            : WrittenJSON(taking: storage, count: count)
+        discard self
+        return written
+    }
+
+    /// Writes canonical JSON already written (`range`) again as a JSON string:
+    /// JSON text carried inside a string. Canonical JSON has no raw control
+    /// characters (its strings escape them), so only `"` and `\` are escaped.
+    mutating func writeString(ofWritten range: Range<Int>) {
+        // Room for the worst case (every byte escaped) first, so the source stays where it is.
+        reserve(range.count * 2 + 2)
+        storage[count] = UInt8(ascii: "\"")
+        count += 1
+        for index in range {
+            let byte = storage[index]
+            if byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") {
+                storage[count] = UInt8(ascii: "\\")
+                count += 1
+            }
+            storage[count] = byte
+            count += 1
+        }
+        storage[count] = UInt8(ascii: "\"")
+        count += 1
     }
 
     /// Makes room for `additional` more bytes: an inlined test, the rare growth out of line.
@@ -120,7 +167,8 @@ struct JSONWriter: ~Copyable {
         let newCapacity = max(capacity * 2, count + additional)
         let newStorage = UnsafeMutablePointer<UInt8>.allocate(capacity: newCapacity)
         newStorage.update(from: storage, count: count)
-        storage.deallocate()
+        if !isBorrowing { storage.deallocate() }
+        isBorrowing = false
         storage = newStorage
         capacity = newCapacity
     }
@@ -147,15 +195,27 @@ struct JSONWriter: ~Copyable {
         return start..<count
     }
 
-    /// Appends a copy of bytes already written.
-    mutating func appendCopy(of range: Range<Int>) {
-        reserve(range.count)
-        (storage + count).update(from: storage + range.lowerBound, count: range.count)
-        count += range.count
-    }
-
+    @inline(__always)
     mutating func append(_ text: StaticString) {
         append(UnsafeBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))
+    }
+
+    /// Writes `"key":` for a key known to need no escaping, after a comma
+    /// unless it is the object's first member: one room check for all of it.
+    @inline(__always)
+    mutating func constantKey(_ key: StaticString, _ first: inout Bool) {
+        let length = key.utf8CodeUnitCount
+        reserve(length + 4)
+        if !first {
+            storage[count] = UInt8(ascii: ",")
+            count += 1
+        }
+        first = false
+        storage[count] = UInt8(ascii: "\"")
+        (storage + count + 1).update(from: key.utf8Start, count: length)
+        storage[count + 1 + length] = UInt8(ascii: "\"")
+        storage[count + 2 + length] = UInt8(ascii: ":")
+        count += length + 3
     }
 
     mutating func write(_ value: JSONValue) {
@@ -194,7 +254,7 @@ struct JSONWriter: ~Copyable {
         }
     }
 
-    private mutating func writeInteger(_ number: Int64) {
+    mutating func writeInteger(_ number: Int64) {
         if number == 0 {
             append(UInt8(ascii: "0"))
             return
@@ -267,27 +327,59 @@ struct JSONWriter: ~Copyable {
     }
 
     mutating func writeString(_ string: String) {
+        // Native strings lend their bytes without a copy of the string; others are made native first.
+        if string.utf8.withContiguousStorageIfAvailable({ writeString(utf8: $0) }) == nil {
+            var string = string
+            string.withUTF8 { writeString(utf8: $0) }
+        }
+    }
+
+    /// Writes the text of a JSON string, escaped, without its quotes: several
+    /// calls between two quotes write one string of the texts joined.
+    mutating func writeStringContents(_ string: String) {
         var string = string
-        string.withUTF8 { utf8 in
-            // Quotes and the whole text in at most one growth; escapes grow as they go.
-            reserve(utf8.count + 2)
-            append(UInt8(ascii: "\""))
-            var runStart = 0
-            var index = 0
-            while index < utf8.count {
-                if index + 8 <= utf8.count, !Self.wordNeedsEscape(utf8, at: index) {
-                    index += 8
-                    continue
-                }
-                let byte = utf8[index]
-                index += 1
-                guard Self.needsEscape(byte) else { continue }
-                append(UnsafeBufferPointer(rebasing: utf8[runStart..<index - 1]))
-                runStart = index
-                appendEscape(byte)
+        string.withUTF8 { writeEscaped($0) }
+    }
+
+    /// Writes `text` (not from this writer) as a JSON string.
+    @inline(__always)
+    mutating func writeString(utf8 text: UnsafeBufferPointer<UInt8>) {
+        // Quotes and the whole text in at most one growth; escapes grow as they go.
+        reserve(text.count + 2)
+        storage[count] = UInt8(ascii: "\"")
+        count += 1
+        writeEscaped(text)
+        append(UInt8(ascii: "\""))
+    }
+
+    /// Writes UTF-8 text escaped for a JSON string, a word at a time where nothing needs escaping.
+    @inline(__always)
+    private mutating func writeEscaped(_ utf8: UnsafeBufferPointer<UInt8>) {
+        var runStart = 0
+        var index = 0
+        while index < utf8.count {
+            if index + 8 <= utf8.count, !Self.wordNeedsEscape(utf8, at: index) {
+                index += 8
+                continue
             }
-            append(UnsafeBufferPointer(rebasing: utf8[runStart...]))
-            append(UInt8(ascii: "\""))
+            let byte = utf8[index]
+            index += 1
+            guard Self.needsEscape(byte) else { continue }
+            append(UnsafeBufferPointer(rebasing: utf8[runStart..<index - 1]))
+            runStart = index
+            appendEscape(byte)
+        }
+        appendRun(UnsafeBufferPointer(rebasing: utf8[runStart...]))
+    }
+
+    /// Appends a run of text, byte by byte when it is short (most are): cheaper than a call to memmove.
+    @inline(__always)
+    private mutating func appendRun(_ run: UnsafeBufferPointer<UInt8>) {
+        guard run.count <= 16 else { return append(run) }
+        reserve(run.count)
+        for byte in run {
+            storage[count] = byte
+            count += 1
         }
     }
 
@@ -370,14 +462,42 @@ struct JSONParser {
     }
 
     private mutating func parseObject() throws(JSONSyntaxError) -> JSONValue {
+        var members: [String: JSONValue] = [:]
+        try parseMembers { key, value in members.updateValue(value, forKey: key) == nil }
+        return .object(members)
+    }
+
+    /// Parses one document; a top-level object comes back as its members in
+    /// document order, without building a dictionary (events are read by a scan of their few members).
+    mutating func parseDocumentMembers() throws(JSONSyntaxError) -> ParsedDocument {
+        skipWhitespace()
+        guard position < input.count, input[position] == UInt8(ascii: "{") else { return .value(try parseDocument()) }
+        var members: [(key: String, value: JSONValue)] = []
+        members.reserveCapacity(12)
+        var seen: Set<String> = []
+        try parseMembers { key, value in
+            // A scan finds duplicates among a few members; a large object switches to a set.
+            let isNew = members.count < 32 ? !members.contains { $0.key == key } : seen.insert(key).inserted
+            guard isNew else { return false }
+            members.append((key, value))
+            if members.count == 32 { seen = Set(members.map(\.key)) }
+            return true
+        }
+        skipWhitespace()
+        guard position == input.count else { throw fail("unexpected data after the value") }
+        return .object(members)
+    }
+
+    /// Parses an object from its `{`, handing each member to `add` as it is read;
+    /// `add` returns `false` for a name the object already has.
+    private mutating func parseMembers(_ add: (String, JSONValue) -> Bool) throws(JSONSyntaxError) {
         try enter()
         defer { depth -= 1 }
         position += 1
-        var members: [String: JSONValue] = [:]
         skipWhitespace()
         if position < input.count, input[position] == UInt8(ascii: "}") {
             position += 1
-            return .object(members)
+            return
         }
         while true {
             skipWhitespace()
@@ -387,15 +507,14 @@ struct JSONParser {
             guard position < input.count, input[position] == UInt8(ascii: ":") else { throw fail("expected ':'") }
             position += 1
             skipWhitespace()
-            let value = try parseValue()
-            guard members.updateValue(value, forKey: key) == nil else { throw fail("duplicate member \"\(key)\"") }
+            guard add(key, try parseValue()) else { throw fail("duplicate member \"\(key)\"") }
             skipWhitespace()
             guard position < input.count else { throw fail("unexpected end of input in an object") }
             if input[position] == UInt8(ascii: ",") {
                 position += 1
             } else if input[position] == UInt8(ascii: "}") {
                 position += 1
-                return .object(members)
+                return
             } else {
                 throw fail("expected ',' or '}'")
             }

@@ -63,7 +63,11 @@ public struct EventTime: Sendable, Hashable, Comparable, Codable, CustomStringCo
 
 enum RFC3339 {
     static func parse(_ text: String) -> Int64? {
-        let bytes = Array(text.utf8)
+        var text = text
+        return text.withUTF8(parse(utf8:))
+    }
+
+    private static func parse(utf8 bytes: UnsafeBufferPointer<UInt8>) -> Int64? {
         var index = 0
 
         func digits(_ count: Int) -> Int? {

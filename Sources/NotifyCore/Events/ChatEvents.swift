@@ -428,7 +428,7 @@ public struct PreferencesUpdated: ChatEvent {
         previews = try fields.choice("previews")
         var muted: [String: EventTime?] = [:]
         if let mutedFields = try fields.optionalObject("muted") {
-            for conversationId in mutedFields.members.keys {
+            for conversationId in mutedFields.keys {
                 guard !conversationId.isEmpty else { throw mutedFields.error(conversationId, "empty conversation id") }
                 if mutedFields.optionalValue(conversationId) == nil {
                     muted[conversationId] = .some(nil)

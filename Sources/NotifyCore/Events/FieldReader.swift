@@ -15,16 +15,38 @@ public struct FieldError: Error, Sendable, Hashable {
 /// members nobody asked for are refused by ``rejectUnknown(allowed:)``.
 /// Every error names the full path of the field. Opaque outside the core.
 public struct FieldReader {
-    let members: [String: JSONValue]
+    /// The members; an object of an event has few, so a scan finds one faster than hashing would.
+    let members: [(key: String, value: JSONValue)]
     let path: String
 
     init(_ value: JSONValue, path: String = "") throws(FieldError) {
         guard case .object(let members) = value else {
             throw FieldError(field: path.isEmpty ? "(value)" : path, problem: "expected an object, got \(value.kindName)")
         }
+        self.init(members: members.map { ($0.key, $0.value) }, path: path)
+    }
+
+    /// Reads a parsed document (see ``CoreJSON/parseMembers(_:)``).
+    init(_ document: ParsedDocument) throws(FieldError) {
+        switch document {
+        case .object(let members): self.init(members: members, path: "")
+        case .value(let value): try self.init(value)
+        }
+    }
+
+    private init(members: [(key: String, value: JSONValue)], path: String) {
         self.members = members
         self.path = path
     }
+
+    /// Whether two member names are the same: lengths first, which tells most names apart without comparing them.
+    @inline(__always)
+    private static func same(_ name: String, _ other: String) -> Bool {
+        name.utf8.count == other.utf8.count && name == other
+    }
+
+    /// The member names.
+    var keys: [String] { members.map(\.key) }
 
     func fieldPath(_ key: String) -> String {
         path.isEmpty ? key : path + "." + key
@@ -35,15 +57,16 @@ public struct FieldReader {
     }
 
     func rejectUnknown(allowed: [String]) throws(FieldError) {
-        guard members.count > allowed.count || members.keys.contains(where: { !allowed.contains($0) }) else { return }
-        for key in members.keys.sorted() where !allowed.contains(key) {
+        guard members.count > allowed.count || members.contains(where: { member in !allowed.contains { Self.same($0, member.key) } })
+        else { return }
+        for key in keys.sorted() where !allowed.contains(key) {
             throw error(key, "unknown field (allowed: \(allowed.joined(separator: ", ")))")
         }
     }
 
     /// The value of `key`, `nil` when absent or `null`.
     func optionalValue(_ key: String) -> JSONValue? {
-        switch members[key] {
+        switch members.first(where: { Self.same($0.key, key) })?.value {
         case nil, .null?: nil
         case let value?: value
         }

@@ -40,19 +40,23 @@ public enum InputEvent: Sendable, Hashable {
     /// missing or mistyped field, an unknown field or an unknown `type` is an
     /// error naming the topic and the field.
     public static func decode(topic: String, value: some Collection<UInt8>) throws(EventDecodingError) -> InputEvent {
-        let json: JSONValue
+        let document: ParsedDocument
         do {
-            json = try CoreJSON.parse(value)
+            document = try CoreJSON.parseMembers(value)
         } catch {
             throw EventDecodingError(topic: topic, field: "(value)", problem: error.description)
         }
-        return try decode(topic: topic, json: json)
+        return try decode(topic: topic) { () throws(FieldError) in try FieldReader(document) }
     }
 
     /// Decodes an already parsed value of a record of `topic`.
     public static func decode(topic: String, json: JSONValue) throws(EventDecodingError) -> InputEvent {
+        try decode(topic: topic) { () throws(FieldError) in try FieldReader(json) }
+    }
+
+    private static func decode(topic: String, reading: () throws(FieldError) -> FieldReader) throws(EventDecodingError) -> InputEvent {
         do throws(FieldError) {
-            let fields = try FieldReader(json)
+            let fields = try reading()
             let type = try fields.string("type")
             switch (topic, type) {
             case (Topic.messages, MessageReceived.eventType): return .message(try MessageReceived(reading: fields))

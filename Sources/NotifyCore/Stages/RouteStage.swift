@@ -98,7 +98,11 @@ public struct RouteState: Sendable {
 
     mutating func setEntry(_ key: String, _ entry: UserEntry) {
         entries[key] = entry
-        if entry.pendingBadges.isEmpty { pending.remove(key) } else { pending.insert(key) }
+        if !entry.pendingBadges.isEmpty {
+            pending.insert(key)
+        } else if !pending.isEmpty {
+            pending.remove(key)
+        }
     }
 
     mutating func advance(to time: EventTime) {
@@ -198,6 +202,7 @@ public struct RouteStage: Sendable {
             content.attachment = nil
         }
         var prepared: CommandBuilder.PreparedMessage?
+        output.commands.reserveCapacity(output.commands.count + entry.devices.count)
         for device in entry.devices {
             if entry.invalidTokens.contains(device.token) {
                 suppress(.tokenInvalid, device.deviceId)
