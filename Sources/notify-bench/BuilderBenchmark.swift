@@ -72,7 +72,7 @@ struct BuilderBenchmark: ParsableCommand {
         var commands = 0
         var bytes = 0
         let clock = ContinuousClock()
-        let cpuBefore = Self.processCPUSeconds()
+        let cpuBefore = ProcessCPUClock.seconds()
         let elapsed = try clock.measure {
             for value in values {
                 guard case .message(let message) = try InputEvent.decode(topic: Topic.messages, value: value) else { continue }
@@ -91,16 +91,9 @@ struct BuilderBenchmark: ParsableCommand {
                 }
             }
         }
-        let cpu = Self.processCPUSeconds() - cpuBefore
+        let cpu = ProcessCPUClock.seconds() - cpuBefore
         let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
         print("builder: \(notifications) notifications in \(String(format: "%.3f", seconds)) s = \(Int(Double(notifications) / seconds)) notifications/s"
             + " (CPU \(String(format: "%.3f", cpu)) s = \(Int(Double(notifications) / cpu)) per CPU-second; \(commands) commands, \(bytes / max(commands, 1)) bytes each)")
-    }
-
-    /// CPU time of this process: on a shared machine the wall clock also counts other people's work.
-    private static func processCPUSeconds() -> Double {
-        var time = timespec()
-        clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &time)
-        return Double(time.tv_sec) + Double(time.tv_nsec) / 1e9
     }
 }
