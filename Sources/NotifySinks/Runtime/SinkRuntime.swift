@@ -125,7 +125,10 @@ public final class SinkRuntime: Service, Sendable {
     private func runUntilStopped() async throws {
         let topics = configuration.topics
         let ledger = DeliveryLedger(kind: sink.kind)
-        let producer = try KafkaProducer(configuration: configuration.kafka, logger: logger)
+        // A delivery permit is held until its outcome is acknowledged, so the outcome's wait in
+        // the producer's batch (`linger.ms`) is on every delivery's path: keep it short.
+        let producer = try KafkaProducer(
+            configuration: configuration.kafka, settings: KafkaProducerSettings(lingerMilliseconds: 1), logger: logger)
         let follower = try await OutcomeFollower(kafka: configuration.kafka, topic: topics.outcomes, ledger: ledger, logger: logger)
         let (workerStarts, workerStartsContinuation) = AsyncStream.makeStream(of: DeviceKey.self)
         let scheduler = DeliveryScheduler(

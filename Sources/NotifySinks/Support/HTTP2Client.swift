@@ -76,23 +76,20 @@ final class HTTP2Client: Sendable {
     /// Sends `request` and returns the whole response; throws on transport failures.
     func send(_ request: HTTP2Request) async throws -> HTTP2Response {
         let slot = connections[next.increment() % connections.count]
-        let channel = try await slot.channel { try await self.connect(slot) }
-        let response = channel.eventLoop.makePromise(of: HTTP2Response.self)
-        // A write that never reaches the handler (the connection just closed) fails the exchange.
-        channel.writeAndFlush(HTTP2Exchange(request: request, response: response)).whenFailure { error in
-            response.fail(error)
-        }
+        let connection = try await slot.connection { try await self.connect(slot) }
+        let response = connection.channel.eventLoop.makePromise(of: HTTP2Response.self)
+        connection.post(HTTP2Exchange(request: request, response: response))
         return try await response.futureResult.get()
     }
 
     /// Closes every connection; exchanges under way fail.
     func shutdown() async {
         for slot in connections {
-            try? await slot.close()?.close()
+            try? await slot.close()?.channel.close()
         }
     }
 
-    private func connect(_ slot: HTTP2ConnectionSlot) async throws -> any Channel {
+    private func connect(_ slot: HTTP2ConnectionSlot) async throws -> HTTP2Connection {
         let isAddress = (try? SocketAddress(ipAddress: host, port: port)) != nil
         let serverName = isAddress ? nil : host
         let tls = self.tls
@@ -120,16 +117,57 @@ final class HTTP2Client: Sendable {
             try? await channel.close()
             throw error
         }
-        return channel
+        return HTTP2Connection(channel: channel)
+    }
+}
+
+/// An open connection, and the exchanges waiting to be written on it.
+///
+/// Requests come from many tasks; rather than one event-loop hop and one TLS record (and
+/// `write`) each, they are queued here and written by one event-loop task in one flush.
+private final class HTTP2Connection: Sendable {
+    let channel: any Channel
+    private let outbox = Mutex<[HTTP2Exchange]>([])
+
+    init(channel: any Channel) {
+        self.channel = channel
+    }
+
+    /// Queues `exchange` to be written with whatever else is waiting.
+    func post(_ exchange: HTTP2Exchange) {
+        let first = outbox.withLock { outbox in
+            outbox.append(exchange)
+            return outbox.count == 1
+        }
+        if first {
+            channel.eventLoop.execute { self.drain() }
+        }
+    }
+
+    /// Writes every queued exchange, then flushes once. Runs on the channel's event loop.
+    private func drain() {
+        let exchanges = outbox.withLock { outbox in
+            defer { outbox.removeAll(keepingCapacity: true) }
+            return outbox
+        }
+        guard channel.isActive else {
+            for exchange in exchanges { exchange.response.fail(HTTP2ClientError.connectionClosed) }
+            return
+        }
+        let pipeline = channel.pipeline.syncOperations
+        for exchange in exchanges {
+            pipeline.write(NIOAny(exchange), promise: nil)
+        }
+        pipeline.flush()
     }
 }
 
 /// One connection of an ``HTTP2Client``, made on first use and remade after it closes.
 private final class HTTP2ConnectionSlot: Sendable {
-    private let state = Mutex<Task<any Channel, any Error>?>(nil)
+    private let state = Mutex<Task<HTTP2Connection, any Error>?>(nil)
 
     /// The connection, connecting (once, for all callers) if there is none.
-    func channel(connect: @escaping @Sendable () async throws -> any Channel) async throws -> any Channel {
+    func connection(connect: @escaping @Sendable () async throws -> HTTP2Connection) async throws -> HTTP2Connection {
         let task = state.withLock { state in
             if let state { return state }
             let task = Task { try await connect() }
@@ -144,17 +182,17 @@ private final class HTTP2ConnectionSlot: Sendable {
         }
     }
 
-    /// The connection `channel` is no longer usable.
+    /// The connection over `channel` is no longer usable.
     func forget(_ channel: any Channel) {
         Task {
             let current = state.withLock { $0 }
-            guard let current, let held = try? await current.value, held === channel else { return }
+            guard let current, let held = try? await current.value, held.channel === channel else { return }
             state.withLock { if $0 == current { $0 = nil } }
         }
     }
 
     /// Forgets the connection and returns it, to be closed.
-    func close() async -> (any Channel)? {
+    func close() async -> HTTP2Connection? {
         let task = state.withLock { state in
             defer { state = nil }
             return state
