@@ -4,6 +4,7 @@ import Foundation
 import Kafka
 import Logging
 import NotifyCore
+import NotifyPipeline
 import NotifySinkStandIns
 import NotifySinks
 import Synchronization
@@ -89,7 +90,7 @@ struct SinkBenchmark: AsyncParsableCommand {
         return timed.summary()
     }
 
-    /// Writes `count` commands for `devices` devices to notify.commands.
+    /// Writes `count` commands for `devices` devices to notify.commands, each with a `traceparent`.
     private func prefill(kafka: KafkaClientConfiguration, logger: Logger) async throws {
         let producer = try KafkaProducer(configuration: kafka, logger: logger)
         let encoder = JSONEncoder()
@@ -113,7 +114,10 @@ struct SinkBenchmark: AsyncParsableCommand {
                     ])
                 )
             )
-            records.append(OutgoingRecord(topic: "notify.commands", key: Array("user-\(device)".utf8), value: Array(try encoder.encode(command))))
+            // As the route stage writes them: every command carries its message's trace.
+            records.append(OutgoingRecord(
+                topic: "notify.commands", key: Array("user-\(device)".utf8), value: Array(try encoder.encode(command)),
+                headers: [TraceContext.start().kafkaHeader]))
             if records.count == 10_000 {
                 _ = try await producer.send(records)
                 records.removeAll(keepingCapacity: true)
