@@ -59,15 +59,17 @@ actor DeliveryScheduler {
 
     private let topic: String
     private let maxBuffered: Int
-    private let workerStarts: AsyncStream<DeviceKey>.Continuation
+    private let workerStarts: [AsyncStream<DeviceKey>.Continuation]
+    private var nextWorkerStart = 0
     private var partitions: [Int32: PartitionEntry] = [:]
     private var devices: [DeviceKey: DeviceQueue] = [:]
     private var buffered = 0
     private var roomWaiters: [CheckedContinuation<Void, Never>] = []
 
-    /// - Parameter workerStarts: receives a device whenever its queue needs a worker; the
-    ///   runtime runs ``next(for:)`` / ``finish(_:recorded:thenNextFor:)`` for it until they return `nil`.
-    init(topic: String, maxBuffered: Int, workerStarts: AsyncStream<DeviceKey>.Continuation) {
+    /// - Parameter workerStarts: one of them (in turn) receives a device whenever its queue needs
+    ///   a worker; the runtime runs ``next(for:)`` / ``finish(_:recorded:thenNextFor:)`` for it
+    ///   until they return `nil`.
+    init(topic: String, maxBuffered: Int, workerStarts: [AsyncStream<DeviceKey>.Continuation]) {
         self.topic = topic
         self.maxBuffered = max(1, maxBuffered)
         self.workerStarts = workerStarts
@@ -117,7 +119,8 @@ actor DeliveryScheduler {
         }
         devices[key] = DeviceQueue(partition: item.record.partition, items: [item])
         partitions[item.record.partition]?.activeWorkers += 1
-        workerStarts.yield(key)
+        workerStarts[nextWorkerStart].yield(key)
+        nextWorkerStart = (nextWorkerStart + 1) % workerStarts.count
     }
 
     /// The next command for `key`'s worker, or `nil` when its queue is empty (the worker ends).

@@ -130,9 +130,11 @@ public final class SinkRuntime: Service, Sendable {
         let producer = try KafkaProducer(
             configuration: configuration.kafka, settings: KafkaProducerSettings(lingerMilliseconds: 1), logger: logger)
         let follower = try await OutcomeFollower(kafka: configuration.kafka, topic: topics.outcomes, ledger: ledger, logger: logger)
-        let (workerStarts, workerStartsContinuation) = AsyncStream.makeStream(of: DeviceKey.self)
+        // Device workers live in several task groups: a group's finishing child is unlinked by a
+        // walk over its children, so one group of ten thousand busy devices costs O(n) per worker.
+        let workerShards = (0..<16).map { _ in AsyncStream.makeStream(of: DeviceKey.self) }
         let scheduler = DeliveryScheduler(
-            topic: topics.commands, maxBuffered: configuration.maxBuffered, workerStarts: workerStartsContinuation
+            topic: topics.commands, maxBuffered: configuration.maxBuffered, workerStarts: workerShards.map(\.continuation)
         )
         let delivery = DeliveryProcess(
             sink: sink, ledger: ledger, producer: producer, topics: topics, retry: configuration.retry,
@@ -184,10 +186,12 @@ public final class SinkRuntime: Service, Sendable {
                     throw error
                 }
             }
-            group.addTask {
-                await withDiscardingTaskGroup { workers in
-                    for await device in workerStarts {
-                        workers.addTask { await delivery.work(device, scheduler: scheduler) }
+            for shard in workerShards {
+                group.addTask {
+                    await withDiscardingTaskGroup { workers in
+                        for await device in shard.stream {
+                            workers.addTask { await delivery.work(device, scheduler: scheduler) }
+                        }
                     }
                 }
             }
@@ -211,7 +215,7 @@ public final class SinkRuntime: Service, Sendable {
             }
             await closed.value()
             await follower.close()
-            workerStartsContinuation.finish()
+            for shard in workerShards { shard.continuation.finish() }
             group.cancelAll()
             if let failure { throw failure }
         }
