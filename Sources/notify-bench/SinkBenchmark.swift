@@ -135,16 +135,24 @@ final class TimedSink: NotificationSink {
         var p99: Duration
     }
 
+    private struct State {
+        var first: ContinuousClock.Instant?
+        var last: ContinuousClock.Instant?
+        var latencies: [Duration] = []
+        var delivered = 0
+        /// Waits for `delivered` to reach `count` (one waiter; no wake-up per delivery).
+        var waiter: (count: Int, done: CheckedContinuation<Void, Never>)?
+    }
+
     private let inner: any NotificationSink
     private let clock = ContinuousClock()
-    private let state: Mutex<(first: ContinuousClock.Instant?, last: ContinuousClock.Instant?, latencies: [Duration])>
-    private let delivered = AsyncStream<Int>.makeStream()
+    private let state: Mutex<State>
 
     init(_ inner: any NotificationSink, expected: Int) {
         self.inner = inner
-        var latencies: [Duration] = []
-        latencies.reserveCapacity(expected)
-        state = Mutex((nil, nil, latencies))
+        var state = State()
+        state.latencies.reserveCapacity(expected)
+        self.state = Mutex(state)
     }
 
     var kind: String { inner.kind }
@@ -155,30 +163,42 @@ final class TimedSink: NotificationSink {
         let started = clock.now
         let result = await inner.deliver(delivery)
         let ended = clock.now
-        let attempts = state.withLock { state in
+        let reached = state.withLock { state -> CheckedContinuation<Void, Never>? in
             if state.first == nil { state.first = started }
             state.last = ended
             state.latencies.append(ended - started)
-            return state.latencies.count
+            guard result == .delivered else { return nil }
+            state.delivered += 1
+            guard let waiter = state.waiter, state.delivered >= waiter.count else { return nil }
+            state.waiter = nil
+            return waiter.done
         }
-        if result == .delivered { delivered.continuation.yield(attempts) }
+        reached?.resume()
         return result
     }
 
     func shutdown() async { await inner.shutdown() }
 
-    /// Returns once `count` attempts were made and delivered, or after `timeout`.
+    /// Returns once `count` attempts were delivered, or after `timeout`.
     func waitForDeliveries(_ count: Int, timeout: Duration) async {
         await withTaskGroup(of: Void.self) { group in
             group.addTask {
-                var deliveries = 0
-                for await _ in self.delivered.stream {
-                    deliveries += 1
-                    if deliveries >= count { return }
+                await withCheckedContinuation { continuation in
+                    let reached = self.state.withLock { state -> Bool in
+                        if state.delivered >= count { return true }
+                        state.waiter = (count, continuation)
+                        return false
+                    }
+                    if reached { continuation.resume() }
                 }
             }
             group.addTask { try? await Task.sleep(for: timeout) }
             await group.next()
+            // Release the waiter left behind by the timeout.
+            state.withLock { state in
+                defer { state.waiter = nil }
+                return state.waiter?.done
+            }?.resume()
             group.cancelAll()
         }
     }
