@@ -128,7 +128,7 @@ public final class SinkRuntime: Service, Sendable {
         // A delivery permit is held until its outcome is acknowledged, so the outcome's wait in
         // the producer's batch (`linger.ms`) is on every delivery's path: keep it short.
         let producer = try KafkaProducer(
-            configuration: configuration.kafka, settings: KafkaProducerSettings(lingerMilliseconds: 1), logger: logger)
+            configuration: configuration.kafka, settings: KafkaProducerSettings(lingerMilliseconds: 3), logger: logger)
         let follower = try await OutcomeFollower(kafka: configuration.kafka, topic: topics.outcomes, ledger: ledger, logger: logger)
         // Device workers live in several task groups: a group's finishing child is unlinked by a
         // walk over its children, so one group of ten thousand busy devices costs O(n) per worker.
