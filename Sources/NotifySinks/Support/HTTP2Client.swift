@@ -296,6 +296,8 @@ private final class HTTP2ExchangeHandler: ChannelDuplexHandler {
         let exchange = unwrapOutboundIn(data)
         promise?.succeed()
         guard usable, nextStreamID < HTTP2StreamID.maxID.advanced(by: -2) else {
+            // Stream ids run out after about a billion requests: the next request gets a new connection.
+            becomeUnusable()
             exchange.response.fail(HTTP2ClientError.connectionClosed)
             return
         }
