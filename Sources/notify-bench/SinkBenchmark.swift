@@ -32,7 +32,7 @@ struct SinkBenchmark: AsyncParsableCommand {
     @Option(help: "HTTP/2 connections to the stand-in.")
     var connections = 2
 
-    @Option(help: "Attempts under way at once (loopback answers in well under a millisecond, so few are needed).")
+    @Option(help: "Attempts under way at once; each holds its place until its outcome is acknowledged (the runtime's default is 512).")
     var maxInFlight = 64
 
     func validate() throws {
