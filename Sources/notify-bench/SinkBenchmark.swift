@@ -4,6 +4,7 @@ import Foundation
 import Kafka
 import Logging
 import NotifyCore
+import NotifyPipeline
 import NotifySinkStandIns
 import NotifySinks
 import Synchronization
@@ -31,7 +32,7 @@ struct SinkBenchmark: AsyncParsableCommand {
     @Option(help: "HTTP/2 connections to the stand-in.")
     var connections = 2
 
-    @Option(help: "Attempts under way at once (loopback answers in well under a millisecond, so few are needed).")
+    @Option(help: "Attempts under way at once; each holds its place until its outcome is acknowledged (the runtime's default is 512).")
     var maxInFlight = 64
 
     func validate() throws {
@@ -89,7 +90,7 @@ struct SinkBenchmark: AsyncParsableCommand {
         return timed.summary()
     }
 
-    /// Writes `count` commands for `devices` devices to notify.commands.
+    /// Writes `count` commands for `devices` devices to notify.commands, each with a `traceparent`.
     private func prefill(kafka: KafkaClientConfiguration, logger: Logger) async throws {
         let producer = try KafkaProducer(configuration: kafka, logger: logger)
         let encoder = JSONEncoder()
@@ -113,7 +114,10 @@ struct SinkBenchmark: AsyncParsableCommand {
                     ])
                 )
             )
-            records.append(OutgoingRecord(topic: "notify.commands", key: Array("user-\(device)".utf8), value: Array(try encoder.encode(command))))
+            // As the route stage writes them: every command carries its message's trace.
+            records.append(OutgoingRecord(
+                topic: "notify.commands", key: Array("user-\(device)".utf8), value: Array(try encoder.encode(command)),
+                headers: [TraceContext.start().kafkaHeader]))
             if records.count == 10_000 {
                 _ = try await producer.send(records)
                 records.removeAll(keepingCapacity: true)
@@ -131,16 +135,24 @@ final class TimedSink: NotificationSink {
         var p99: Duration
     }
 
+    private struct State {
+        var first: ContinuousClock.Instant?
+        var last: ContinuousClock.Instant?
+        var latencies: [Duration] = []
+        var delivered = 0
+        /// Waits for `delivered` to reach `count` (one waiter; no wake-up per delivery).
+        var waiter: (count: Int, done: CheckedContinuation<Void, Never>)?
+    }
+
     private let inner: any NotificationSink
     private let clock = ContinuousClock()
-    private let state: Mutex<(first: ContinuousClock.Instant?, last: ContinuousClock.Instant?, latencies: [Duration])>
-    private let delivered = AsyncStream<Int>.makeStream()
+    private let state: Mutex<State>
 
     init(_ inner: any NotificationSink, expected: Int) {
         self.inner = inner
-        var latencies: [Duration] = []
-        latencies.reserveCapacity(expected)
-        state = Mutex((nil, nil, latencies))
+        var state = State()
+        state.latencies.reserveCapacity(expected)
+        self.state = Mutex(state)
     }
 
     var kind: String { inner.kind }
@@ -151,30 +163,42 @@ final class TimedSink: NotificationSink {
         let started = clock.now
         let result = await inner.deliver(delivery)
         let ended = clock.now
-        let attempts = state.withLock { state in
+        let reached = state.withLock { state -> CheckedContinuation<Void, Never>? in
             if state.first == nil { state.first = started }
             state.last = ended
             state.latencies.append(ended - started)
-            return state.latencies.count
+            guard result == .delivered else { return nil }
+            state.delivered += 1
+            guard let waiter = state.waiter, state.delivered >= waiter.count else { return nil }
+            state.waiter = nil
+            return waiter.done
         }
-        if result == .delivered { delivered.continuation.yield(attempts) }
+        reached?.resume()
         return result
     }
 
     func shutdown() async { await inner.shutdown() }
 
-    /// Returns once `count` attempts were made and delivered, or after `timeout`.
+    /// Returns once `count` attempts were delivered, or after `timeout`.
     func waitForDeliveries(_ count: Int, timeout: Duration) async {
         await withTaskGroup(of: Void.self) { group in
             group.addTask {
-                var deliveries = 0
-                for await _ in self.delivered.stream {
-                    deliveries += 1
-                    if deliveries >= count { return }
+                await withCheckedContinuation { continuation in
+                    let reached = self.state.withLock { state -> Bool in
+                        if state.delivered >= count { return true }
+                        state.waiter = (count, continuation)
+                        return false
+                    }
+                    if reached { continuation.resume() }
                 }
             }
             group.addTask { try? await Task.sleep(for: timeout) }
             await group.next()
+            // Release the waiter left behind by the timeout.
+            state.withLock { state in
+                defer { state.waiter = nil }
+                return state.waiter?.done
+            }?.resume()
             group.cancelAll()
         }
     }

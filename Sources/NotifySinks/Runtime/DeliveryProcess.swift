@@ -18,9 +18,10 @@ struct DeliveryProcess: Sendable {
 
     /// Works through `device`'s queue until it is empty.
     func work(_ device: DeviceKey, scheduler: DeliveryScheduler) async {
-        while let item = await scheduler.next(for: device) {
+        var next = await scheduler.next(for: device)
+        while let item = next {
             let recorded = await process(item)
-            await scheduler.finish(item, recorded: recorded)
+            next = await scheduler.finish(item, recorded: recorded, thenNextFor: device)
         }
     }
 

@@ -125,11 +125,16 @@ public final class SinkRuntime: Service, Sendable {
     private func runUntilStopped() async throws {
         let topics = configuration.topics
         let ledger = DeliveryLedger(kind: sink.kind)
-        let producer = try KafkaProducer(configuration: configuration.kafka, logger: logger)
+        // A delivery permit is held until its outcome is acknowledged, so the outcome's wait in
+        // the producer's batch (`linger.ms`) is on every delivery's path: keep it short.
+        let producer = try KafkaProducer(
+            configuration: configuration.kafka, settings: KafkaProducerSettings(lingerMilliseconds: 3), logger: logger)
         let follower = try await OutcomeFollower(kafka: configuration.kafka, topic: topics.outcomes, ledger: ledger, logger: logger)
-        let (workerStarts, workerStartsContinuation) = AsyncStream.makeStream(of: DeviceKey.self)
+        // Device workers live in several task groups: a group's finishing child is unlinked by a
+        // walk over its children, so one group of ten thousand busy devices costs O(n) per worker.
+        let workerShards = (0..<16).map { _ in AsyncStream.makeStream(of: DeviceKey.self) }
         let scheduler = DeliveryScheduler(
-            topic: topics.commands, maxBuffered: configuration.maxBuffered, workerStarts: workerStartsContinuation
+            topic: topics.commands, maxBuffered: configuration.maxBuffered, workerStarts: workerShards.map(\.continuation)
         )
         let delivery = DeliveryProcess(
             sink: sink, ledger: ledger, producer: producer, topics: topics, retry: configuration.retry,
@@ -181,10 +186,12 @@ public final class SinkRuntime: Service, Sendable {
                     throw error
                 }
             }
-            group.addTask {
-                await withDiscardingTaskGroup { workers in
-                    for await device in workerStarts {
-                        workers.addTask { await delivery.work(device, scheduler: scheduler) }
+            for shard in workerShards {
+                group.addTask {
+                    await withDiscardingTaskGroup { workers in
+                        for await device in shard.stream {
+                            workers.addTask { await delivery.work(device, scheduler: scheduler) }
+                        }
                     }
                 }
             }
@@ -208,7 +215,7 @@ public final class SinkRuntime: Service, Sendable {
             }
             await closed.value()
             await follower.close()
-            workerStartsContinuation.finish()
+            for shard in workerShards { shard.continuation.finish() }
             group.cancelAll()
             if let failure { throw failure }
         }

@@ -20,8 +20,8 @@ public struct HTTPTransportConfiguration: Sendable {
         self.connections = connections
     }
 
-    /// A client per connection: AsyncHTTPClient keeps one HTTP/2 connection per host and client.
-    func makeClients(eventLoopGroup: any EventLoopGroup = HTTPClient.defaultEventLoopGroup) throws -> [HTTPClient] {
+    /// Client TLS with full verification, trusting ``caFile`` when one is set.
+    func clientTLSConfiguration() throws -> TLSConfiguration {
         var tls = TLSConfiguration.makeClientConfiguration()
         tls.certificateVerification = .fullVerification
         if let caFile {
@@ -31,7 +31,12 @@ public struct HTTPTransportConfiguration: Sendable {
                 throw SinkConfigurationError("cannot read CA file \(caFile): \(error)")
             }
         }
-        var configuration = HTTPClient.Configuration(tlsConfiguration: tls)
+        return tls
+    }
+
+    /// A client per connection: AsyncHTTPClient keeps one HTTP/2 connection per host and client.
+    func makeClients(eventLoopGroup: any EventLoopGroup = HTTPClient.defaultEventLoopGroup) throws -> [HTTPClient] {
+        var configuration = HTTPClient.Configuration(tlsConfiguration: try clientTLSConfiguration())
         configuration.httpVersion = .automatic
         configuration.redirectConfiguration = .disallow
         configuration.timeout = .init(connect: .seconds(5))

@@ -99,6 +99,49 @@ import Testing
         }
     }
 
+    @Test func manyConcurrentNotificationsAreMultiplexedOverTheConnections() async throws {
+        try await withCertificateAuthority { authority in
+            let apns = fixture.standIn(keepsRequests: false)
+            try await apns.serve(tls: authority, logger: testLogger) { port in
+                try await using(try fixture.sink(port: port, authority: authority)) { sink in
+                    // Payloads far beyond a connection's initial 64 KiB flow-control window, 100 at a time.
+                    let count = 1500
+                    let results = await withTaskGroup(of: DeliveryResult.self) { group in
+                        var results: [DeliveryResult] = []
+                        for index in 0..<count {
+                            if index >= 100, let result = await group.next() { results.append(result) }
+                            group.addTask { await sink.deliver(delivery(makeCommand(id: "c\(index)", token: String(format: "%04x", index)))) }
+                        }
+                        for await result in group { results.append(result) }
+                        return results
+                    }
+                    #expect(results.count == count)
+                    #expect(results.filter { $0 != .delivered }.prefix(3) == [])
+                    #expect(apns.ledger.count == count)
+                }
+            }
+        }
+    }
+
+    @Test func anAnswerThatTakesTooLongIsAPassingFailureAndTheConnectionStaysUsable() async throws {
+        try await withCertificateAuthority { authority in
+            let apns = fixture.standIn()
+            apns.ledger.script("aa01", [.stall(.seconds(2))])
+            try await apns.serve(tls: authority, logger: testLogger) { port in
+                try await using(try fixture.sink(port: port, authority: authority, requestTimeout: .milliseconds(300))) { sink in
+                    let result = await sink.deliver(delivery(makeCommand(id: "c1", token: "aa01")))
+                    guard case .retryable(let reason, _) = result else {
+                        Issue.record("expected a passing failure, got \(result)")
+                        return
+                    }
+                    #expect(reason.hasPrefix("transport"))
+                    #expect(await sink.deliver(delivery(makeCommand(id: "c2", token: "aa02"))) == .delivered)
+                    #expect(apns.ledger.received.map(\.token) == ["aa02"])
+                }
+            }
+        }
+    }
+
     @Test func oversizedPayloadIsRejectedWithoutSending() async throws {
         try await withCertificateAuthority { authority in
             let apns = fixture.standIn()

@@ -1,10 +1,11 @@
-import AsyncHTTPClient
 import Foundation
 import NIOCore
+import NIOHPACK
 import NotifyCore
 
 /// The `apns` kind: HTTP/2 to APNs (`POST /3/device/<token>`) with provider-token auth, the
-/// headers and payload taken from the command's `apns` rendering.
+/// headers and payload taken from the command's `apns` rendering. Requests are multiplexed as
+/// concurrent streams over a few TLS connections (``HTTPTransportConfiguration/connections``).
 ///
 /// Apple's answers: 200 delivered; 410 `Unregistered` and 400 `BadDeviceToken` /
 /// `DeviceTokenNotForTopic` make the token invalid; 403 `ExpiredProviderToken` renews the
@@ -15,15 +16,16 @@ public final class APNsSink: NotificationSink {
     /// APNs refuses payloads over 4 KiB (rule 14).
     public static let maximumPayloadBytes = 4096
 
-    private let endpoint: String
     private let providerToken: APNsProviderToken
-    private let pool: HTTPClientPool
+    private let client: HTTP2Client
 
     /// - Parameter endpoint: `https://api.push.apple.com`, `https://api.sandbox.push.apple.com`, or a stand-in.
     public init(endpoint: String, providerToken: APNsProviderToken, transport: HTTPTransportConfiguration) throws {
-        self.endpoint = endpoint.hasSuffix("/") ? String(endpoint.dropLast()) : endpoint
+        guard let url = URL(string: endpoint), url.scheme == "https", let host = url.host, url.path.isEmpty || url.path == "/" else {
+            throw SinkConfigurationError("the APNs endpoint must be https://HOST[:PORT], not \(endpoint)")
+        }
         self.providerToken = providerToken
-        pool = try HTTPClientPool(configuration: transport)
+        client = try HTTP2Client(host: host, port: url.port ?? 443, configuration: transport)
     }
 
     public func accepts(_ command: NotificationCommand) -> Bool {
@@ -34,12 +36,12 @@ public final class APNsSink: NotificationSink {
         guard let rendering = delivery.command.apns else { return .rejected(reason: "MissingAPNsRendering") }
         let payload = CoreJSON.encode(rendering.payload)
         guard payload.count <= Self.maximumPayloadBytes else { return .rejected(reason: "PayloadTooLarge") }
-        guard !rendering.token.isEmpty, rendering.token.allSatisfy(\.isHexDigit) else {
+        guard !rendering.token.isEmpty, rendering.token.utf8.allSatisfy(isHexDigit) else {
             return .tokenInvalid(reason: "BadDeviceToken", token: rendering.token)
         }
         let first = await send(rendering, payload: payload)
         guard case .expiredProviderToken(let rejected) = first else { return first.result }
-        providerToken.invalidate(rejected)
+        providerToken.invalidate(authorization: rejected)
         let second = await send(rendering, payload: payload)
         if case .expiredProviderToken = second {
             return .retryable(reason: "ExpiredProviderToken")
@@ -48,7 +50,7 @@ public final class APNsSink: NotificationSink {
     }
 
     public func shutdown() async {
-        await pool.shutdown()
+        await client.shutdown()
     }
 
     private enum Answer {
@@ -64,38 +66,44 @@ public final class APNsSink: NotificationSink {
     }
 
     private func send(_ rendering: APNsRendering, payload: [UInt8]) async -> Answer {
-        let bearer: String
+        let authorization: String
         do {
-            bearer = try providerToken.token()
+            authorization = try providerToken.authorization()
         } catch {
             return .result(.retryable(reason: "ProviderTokenSigning"))
         }
-        var request = HTTPClientRequest(url: "\(endpoint)/3/device/\(rendering.token)")
-        request.method = .POST
-        request.headers.add(name: "authorization", value: "bearer \(bearer)")
-        request.headers.add(name: "content-type", value: "application/json")
-        for (name, value) in rendering.headers.sorted(by: { $0.key < $1.key }) {
-            request.headers.add(name: name.lowercased(), value: value)
+        var headers = HPACKHeaders()
+        headers.reserveCapacity(2 + rendering.headers.count)
+        headers.add(name: "authorization", value: authorization)
+        headers.add(name: "content-type", value: "application/json")
+        for (name, value) in rendering.headers {
+            // HTTP/2 field names are lowercase; the renderer already writes them so.
+            headers.add(name: name.utf8.contains(where: { (65...90).contains($0) }) ? name.lowercased() : name, value: value)
         }
-        request.body = .bytes(ByteBuffer(bytes: payload))
-        let response: HTTPResponseSummary
+        let request = HTTP2Request(method: "POST", path: "/3/device/" + rendering.token, headers: headers, body: ByteBuffer(bytes: payload))
+        let response: HTTP2Response
         do {
-            response = try await pool.execute(request)
+            response = try await client.send(request)
         } catch {
             return .result(.retryable(reason: "transport: \(error)"))
         }
-        let status = response.status.code
+        let status = response.status
         if status == 200 { return .result(.delivered) }
-        let reason = response.jsonObject?["reason"] as? String ?? "HTTP \(status)"
+        let reason = (try? CoreJSON.parse(response.body.readableBytesView))?["reason"]?.stringValue ?? "HTTP \(status)"
         switch (status, reason) {
         case (403, "ExpiredProviderToken"):
-            return .expiredProviderToken(bearer)
+            return .expiredProviderToken(authorization)
         case (410, _), (400, "BadDeviceToken"), (400, "DeviceTokenNotForTopic"):
             return .result(.tokenInvalid(reason: reason, token: rendering.token))
         case (429, _), (500..., _):
-            return .result(.retryable(reason: reason, retryAfter: response.retryAfter))
+            return .result(.retryable(reason: reason, retryAfter: response.headers.first(name: "retry-after").flatMap { RetryAfter.parse($0.trimmingCharacters(in: .whitespaces)) }))
         default:
             return .result(.rejected(reason: reason))
         }
     }
+}
+
+/// Whether `byte` is an ASCII hex digit (device tokens are hex).
+private func isHexDigit(_ byte: UInt8) -> Bool {
+    (48...57).contains(byte) || (97...102).contains(byte | 0x20)
 }

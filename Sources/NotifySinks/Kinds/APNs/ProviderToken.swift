@@ -13,7 +13,14 @@ public final class APNsProviderToken: Sendable {
     private let keyId: String
     private let teamId: String
     private let lifetime: Duration
-    private let current: Mutex<(token: String, issuedAt: Date)?> = Mutex(nil)
+    private let current: Mutex<Issued?> = Mutex(nil)
+
+    /// A token in use: the JWT, its `authorization` header value, and when it was signed.
+    private struct Issued {
+        var token: String
+        var authorization: String
+        var issuedAt: Date
+    }
 
     /// - Parameters:
     ///   - p8: the `.p8` key file's text (PKCS#8 PEM of a P-256 key).
@@ -30,14 +37,12 @@ public final class APNsProviderToken: Sendable {
 
     /// The token to send now: the cached one while it is younger than `lifetime`.
     public func token(now: Date = Date()) throws -> String {
-        try current.withLock { current in
-            if let current, now.timeIntervalSince(current.issuedAt) < lifetime.seconds {
-                return current.token
-            }
-            let issued = try make(at: now)
-            current = (issued, now)
-            return issued
-        }
+        try issued(now: now).token
+    }
+
+    /// The `authorization` header for the token to send now (`bearer <token>`), built once per token.
+    public func authorization(now: Date = Date()) throws -> String {
+        try issued(now: now).authorization
     }
 
     /// Drops `rejected` (the token APNs called expired) so the next ``token(now:)`` signs a new
@@ -45,6 +50,25 @@ public final class APNsProviderToken: Sendable {
     public func invalidate(_ rejected: String) {
         current.withLock { current in
             if current?.token == rejected { current = nil }
+        }
+    }
+
+    /// ``invalidate(_:)`` for the token an `authorization` header carried.
+    public func invalidate(authorization rejected: String) {
+        current.withLock { current in
+            if current?.authorization == rejected { current = nil }
+        }
+    }
+
+    private func issued(now: Date) throws -> Issued {
+        try current.withLock { current in
+            if let current, now.timeIntervalSince(current.issuedAt) < lifetime.seconds {
+                return current
+            }
+            let token = try make(at: now)
+            let issued = Issued(token: token, authorization: "bearer " + token, issuedAt: now)
+            current = issued
+            return issued
         }
     }
 
