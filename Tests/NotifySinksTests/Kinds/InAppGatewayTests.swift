@@ -107,6 +107,11 @@ final class TestDevice: Sendable {
         try await withConnectedDevice(device, token: token(user: "u1", device: "d1"), ackTimeout: .milliseconds(200)) { sink in
             let result = await sink.deliver(delivery(makeCommand(id: "c1", path: .local)))
             #expect(result == .undeliverableLocal(reason: "ack-timeout"))
+            // It was sent before the wait for the acknowledgement ran out; a busy machine may read it later.
+            let deadline = ContinuousClock.now + .seconds(5)
+            while device.received.withLock({ $0.isEmpty }), ContinuousClock.now < deadline {
+                try await Task.sleep(for: .milliseconds(20))
+            }
         }
         #expect(device.received.withLock { $0 } == ["c1"])
     }
