@@ -77,7 +77,7 @@ public struct FanoutState: Sendable {
             waiting.remove(key)
             return
         }
-        let entry = try JSONDecoder().decode(ConversationEntry.self, from: Data(value))
+        let entry = try ConversationEntry(changelog: value)
         setEntry(key, entry)
     }
 

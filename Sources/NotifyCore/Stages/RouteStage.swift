@@ -87,7 +87,7 @@ public struct RouteState: Sendable {
             pending.remove(key)
             return
         }
-        setEntry(key, try JSONDecoder().decode(UserEntry.self, from: Data(value)))
+        setEntry(key, try UserEntry(changelog: value))
     }
 
     /// Moves an entry out of the table, so that changing it copies nothing;

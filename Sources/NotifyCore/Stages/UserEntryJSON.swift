@@ -26,3 +26,55 @@ extension UserEntry.RecentLocal: JSONRepresentable {
         .object(["commandId": .string(commandId), "record": record.jsonValue])
     }
 }
+
+extension UserEntry {
+    /// Reads the changelog form (what ``jsonValue`` writes) with the core's own parser: a task
+    /// restores every entry of its partition this way before it processes a record.
+    init(changelog bytes: [UInt8]) throws {
+        let fields = try FieldReader(CoreJSON.parse(bytes))
+        self.init()
+        devices = try fields.array("devices").map { (element) throws(FieldError) in try Device(reading: FieldReader(element.value, path: element.path)) }
+        preferences = try fields.optionalValue("preferences").map { (json) throws(FieldError) in try PreferencesUpdated(json: json) }
+        clientStates = try fields.members("clientStates").mapValues { (json) throws(FieldError) in try ClientStateChanged(json: json) }
+        unread = try fields.members("unread").mapValues { (json) throws(FieldError) in
+            guard let count = json.intValue else { throw fields.error("unread", "expected integers") }
+            return Int(count)
+        }
+        invalidTokens = try fields.array("invalidTokens").map { (element) throws(FieldError) in
+            guard let token = element.value.stringValue else { throw FieldError(field: element.path, problem: "expected a string") }
+            return token
+        }
+        lastBackgroundPush = try fields.members("lastBackgroundPush").mapValues { (json) throws(FieldError) in
+            guard let time = json.stringValue.flatMap(EventTime.init(rfc3339:)) else { throw fields.error("lastBackgroundPush", "expected RFC 3339 times") }
+            return time
+        }
+        pendingBadges = try fields.members("pendingBadges").mapValues { (json) throws(FieldError) in
+            let badge = try FieldReader(json, path: "pendingBadges")
+            return PendingBadge(eventId: try badge.string("eventId"), at: try badge.time("at"),
+                                clearThreadIds: try badge.stringSet("clearThreadIds", minimumCount: 0))
+        }
+        recentLocal = try fields.array("recentLocal").map { (element) throws(FieldError) in
+            let local = try FieldReader(element.value, path: element.path)
+            return RecentLocal(commandId: try local.string("commandId"), record: try FanoutRecord(reading: local.object("record")))
+        }
+    }
+}
+
+extension ConversationEntry {
+    /// Reads the changelog form (what ``jsonValue`` writes) with the core's own parser.
+    init(changelog bytes: [UInt8]) throws {
+        let fields = try FieldReader(CoreJSON.parse(bytes))
+        self.init(
+            conversation: try fields.optionalValue("conversation").map { (json) throws(FieldError) in try ConversationUpdated(json: json) },
+            held: try fields.array("held").map { (element) throws(FieldError) in try MessageReceived(json: element.value) })
+    }
+}
+
+extension FieldReader {
+    /// The members of an object whose keys are data (ids), not field names.
+    func members(_ key: String) throws(FieldError) -> [String: JSONValue] {
+        let value = try value(key)
+        guard case .object(let members) = value else { throw error(key, "expected an object, got \(value.kindName)") }
+        return members
+    }
+}
