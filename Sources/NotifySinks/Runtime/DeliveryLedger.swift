@@ -5,35 +5,61 @@ import Synchronization
 /// What one sink kind has already done, rebuilt from `notify.outcomes`: the command ids that
 /// have an outcome (so none is delivered twice, also after a restart or a redelivery) and the
 /// tokens reported invalid (so nothing more goes to them).
+///
+/// Entries are forgotten once no command they could concern can still be delivered: a command
+/// expires at most the longest TTL the platforms allow (rule 14) after its event, which came
+/// before its outcome, so the ledger stays as large as that window and no larger.
 final class DeliveryLedger: Sendable {
     private struct State {
-        var decided: Set<String> = []
+        /// Command id → when its outcome was reported.
+        var decided: [String: Date] = [:]
         var invalidTokens: [String: Date] = [:]
         var positions: [Int32: Int64] = [:]
         var waiters: [(target: [Int32: Int64], done: OneShot<Void>)] = []
+        var recordedSincePruning = 0
     }
 
     let kind: String
+    /// How long after its outcome an entry is kept.
+    let retention: TimeInterval
     private let state = Mutex(State())
+    /// Outcomes taken in between two prunings.
+    private static let pruningInterval = 10_000
 
-    init(kind: String) {
+    /// - Parameter retention: the longest TTL (2,419,200 s) plus an hour for clocks that disagree.
+    init(kind: String, retention: TimeInterval = TimeInterval(NotificationPolicy.maximumTTLSeconds + 3600)) {
         self.kind = kind
+        self.retention = retention
     }
 
     /// Takes in an outcome of this kind (read back from the topic, or just reported by this instance).
     func record(_ outcome: LedgerEntry) {
         state.withLock { state in
-            state.decided.insert(outcome.commandId)
+            let at = Timestamps.parse(outcome.at) ?? Date()
+            state.decided[outcome.commandId] = max(at, state.decided[outcome.commandId] ?? at)
             if outcome.outcome == .tokenInvalid, let token = outcome.token, !token.isEmpty {
-                let at = Timestamps.parse(outcome.at) ?? Date()
                 state.invalidTokens[token] = max(at, state.invalidTokens[token] ?? at)
             }
+            state.recordedSincePruning += 1
+            if state.recordedSincePruning >= Self.pruningInterval { prune(&state, now: Date()) }
         }
+    }
+
+    /// Forgets what no command still deliverable at `now` can concern.
+    func prune(now: Date) {
+        state.withLock { prune(&$0, now: now) }
+    }
+
+    private func prune(_ state: inout State, now: Date) {
+        let horizon = now.addingTimeInterval(-retention)
+        state.decided = state.decided.filter { $0.value >= horizon }
+        state.invalidTokens = state.invalidTokens.filter { $0.value >= horizon }
+        state.recordedSincePruning = 0
     }
 
     /// Whether `commandId` already has an outcome from this kind.
     func hasOutcome(_ commandId: String) -> Bool {
-        state.withLock { $0.decided.contains(commandId) }
+        state.withLock { $0.decided[commandId] != nil }
     }
 
     /// Whether `token` was reported invalid after the event behind a command happened (`eventTime`):

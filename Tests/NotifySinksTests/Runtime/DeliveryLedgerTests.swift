@@ -1,0 +1,29 @@
+import Foundation
+import NotifyCore
+@testable import NotifySinks
+import Testing
+
+@Suite struct DeliveryLedgerTests {
+    let now = Date(timeIntervalSince1970: 1_795_000_000)
+
+    func entry(_ id: String, _ kind: NotificationOutcome.Kind = .delivered, secondsAgo: TimeInterval, token: String? = nil) -> LedgerEntry {
+        LedgerEntry(commandId: id, outcome: kind, at: Timestamps.format(now.addingTimeInterval(-secondsAgo)), token: token)
+    }
+
+    @Test func entriesOlderThanTheLongestTTLAreForgottenAndNewerOnesKept() {
+        let ledger = DeliveryLedger(kind: "apns", retention: 1_000)
+        ledger.record(entry("old", secondsAgo: 1_500))
+        ledger.record(entry("recent", secondsAgo: 10))
+        ledger.record(entry("old-token", .tokenInvalid, secondsAgo: 1_500, token: "t-old"))
+        ledger.record(entry("new-token", .tokenInvalid, secondsAgo: 10, token: "t-new"))
+        ledger.prune(now: now)
+        #expect(!ledger.hasOutcome("old"))
+        #expect(ledger.hasOutcome("recent"))
+        #expect(!ledger.isInvalidated(token: "t-old", eventTime: now.addingTimeInterval(-2_000)))
+        #expect(ledger.isInvalidated(token: "t-new", eventTime: now.addingTimeInterval(-20)))
+    }
+
+    @Test func theDefaultRetentionOutlastsEveryCommandsTTL() {
+        #expect(DeliveryLedger(kind: "apns").retention > 2_419_200)
+    }
+}
