@@ -239,11 +239,17 @@ public struct RouteStage: Sendable {
         }
     }
 
+    /// Keeps the latest `recentLocalLimit` local deliveries: the oldest make room
+    /// before the newest goes in, so a full list never outgrows its storage.
     private func remember(_ commandId: String, _ record: FanoutRecord, _ entry: inout UserEntry) {
-        entry.recentLocal.append(UserEntry.RecentLocal(commandId: commandId, record: record))
-        if entry.recentLocal.count > configuration.recentLocalLimit {
-            entry.recentLocal.removeFirst(entry.recentLocal.count - configuration.recentLocalLimit)
+        let limit = configuration.recentLocalLimit
+        guard limit > 0 else { return entry.recentLocal.removeAll() }
+        if entry.recentLocal.count >= limit {
+            entry.recentLocal.removeFirst(entry.recentLocal.count - limit + 1)
+        } else {
+            entry.recentLocal.reserveCapacity(limit)
         }
+        entry.recentLocal.append(UserEntry.RecentLocal(commandId: commandId, record: record))
     }
 
     // MARK: outcomes
