@@ -90,14 +90,28 @@ public struct RouteState: Sendable {
         setEntry(key, try UserEntry(changelog: value))
     }
 
-    /// Moves an entry out of the table, so that changing it copies nothing;
-    /// ``setEntry(_:_:)`` puts it back.
-    mutating func takeEntry(_ key: String) -> UserEntry? {
-        entries.removeValue(forKey: key)
+    /// Changes the entry of `key` where it is in the table (one lookup, no copy),
+    /// starting from an empty one if `creating` and there is none; `nil` when
+    /// there is none and not `creating`.
+    @discardableResult
+    mutating func updateEntry<Result>(_ key: String, creating: Bool, _ change: (inout UserEntry) -> Result) -> Result? {
+        var found = entries.index(forKey: key)
+        if found == nil, creating {
+            entries[key] = UserEntry()
+            found = entries.index(forKey: key)
+        }
+        guard let index = found else { return nil }
+        let result = change(&entries.values[index])
+        notePending(key, entries.values[index])
+        return result
     }
 
     mutating func setEntry(_ key: String, _ entry: UserEntry) {
         entries[key] = entry
+        notePending(key, entry)
+    }
+
+    private mutating func notePending(_ key: String, _ entry: UserEntry) {
         if !entry.pendingBadges.isEmpty {
             pending.insert(key)
         } else if !pending.isEmpty {
@@ -126,38 +140,38 @@ public struct RouteStage: Sendable {
         var output = RouteOutput()
         var endOfInput = false
         var userId: String?
+        var time: EventTime?
         switch input {
-        case .fanout(let record): userId = record.recipientId
-        case .devices(let event): userId = event.userId
-        case .preferences(let event): userId = event.userId
-        case .clientState(let event): userId = event.userId
-        case .read(let event): userId = event.userId
-        case .outcome(let outcome): userId = outcome.recipient.userId
-        case .clock(let time): state.advance(to: time)
+        case .fanout(let record): (userId, time) = (record.recipientId, record.at)
+        case .devices(let event): (userId, time) = (event.userId, event.at)
+        case .preferences(let event): (userId, time) = (event.userId, event.at)
+        case .clientState(let event): (userId, time) = (event.userId, event.at)
+        case .read(let event): (userId, time) = (event.userId, event.at)
+        case .outcome(let outcome): (userId, time) = (outcome.recipient.userId, EventTime(rfc3339: outcome.at))
+        case .clock(let now): time = now
         case .endOfInput: endOfInput = true
         }
+        if let time { state.advance(to: time) }
         if let userId {
-            var entry = state.takeEntry(userId) ?? UserEntry()
-            apply(input, &entry, &state, &output)
-            state.setEntry(userId, entry)
+            state.updateEntry(userId, creating: true) { apply(input, &$0, &output) }
             output.touchedKeys.insert(userId)
         }
+        let now = state.now
         for userId in state.pending.sorted() {
-            guard var entry = state.takeEntry(userId) else { continue }
-            releaseBadges(userId, &entry, now: state.now, endOfInput: endOfInput, &output)
-            state.setEntry(userId, entry)
-            output.touchedKeys.insert(userId)
+            let released: Void? = state.updateEntry(userId, creating: false) {
+                releaseBadges(userId, &$0, now: now, endOfInput: endOfInput, &output)
+            }
+            if released != nil { output.touchedKeys.insert(userId) }
         }
         return output
     }
 
-    private func apply(_ input: RouteInput, _ entry: inout UserEntry, _ state: inout RouteState, _ output: inout RouteOutput) {
+    /// Applies an input about one user to the user's entry (the stage's clock has already advanced).
+    private func apply(_ input: RouteInput, _ entry: inout UserEntry, _ output: inout RouteOutput) {
         switch input {
         case .fanout(let record):
-            state.advance(to: record.at)
             route(record, &entry, &output)
         case .devices(let event):
-            state.advance(to: event.at)
             entry.devices = event.devices
             entry.invalidTokens = []
             let deviceIds = Set(event.devices.map(\.deviceId))
@@ -165,16 +179,12 @@ public struct RouteStage: Sendable {
             entry.pendingBadges = entry.pendingBadges.filter { deviceIds.contains($0.key) }
             entry.lastBackgroundPush = entry.lastBackgroundPush.filter { deviceIds.contains($0.key) }
         case .preferences(let event):
-            state.advance(to: event.at)
             entry.preferences = event
         case .clientState(let event):
-            state.advance(to: event.at)
             entry.clientStates[event.deviceId] = event
         case .read(let event):
-            state.advance(to: event.at)
             read(event, &entry, &output)
         case .outcome(let outcome):
-            if let at = EventTime(rfc3339: outcome.at) { state.advance(to: at) }
             receive(outcome, &entry, &output)
         case .clock, .endOfInput:
             break
@@ -239,11 +249,17 @@ public struct RouteStage: Sendable {
         }
     }
 
+    /// Keeps the latest `recentLocalLimit` local deliveries: the oldest make room
+    /// before the newest goes in, so a full list never outgrows its storage.
     private func remember(_ commandId: String, _ record: FanoutRecord, _ entry: inout UserEntry) {
-        entry.recentLocal.append(UserEntry.RecentLocal(commandId: commandId, record: record))
-        if entry.recentLocal.count > configuration.recentLocalLimit {
-            entry.recentLocal.removeFirst(entry.recentLocal.count - configuration.recentLocalLimit)
+        let limit = configuration.recentLocalLimit
+        guard limit > 0 else { return entry.recentLocal.removeAll() }
+        if entry.recentLocal.count >= limit {
+            entry.recentLocal.removeFirst(entry.recentLocal.count - limit + 1)
+        } else {
+            entry.recentLocal.reserveCapacity(limit)
         }
+        entry.recentLocal.append(UserEntry.RecentLocal(commandId: commandId, record: record))
     }
 
     // MARK: outcomes

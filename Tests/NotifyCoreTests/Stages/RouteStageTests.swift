@@ -114,6 +114,24 @@ import Testing
         #expect(stage.fold(&state, .outcome(outcome)).commands.isEmpty, "a repeated outcome does not send twice")
     }
 
+    @Test func onlyTheLatestLocalDeliveriesCanGoOutAgain() throws {
+        var configuration = configuration
+        configuration.recentLocalLimit = 2
+        let stage = RouteStage(configuration: configuration)
+        var events = EventFactory()
+        var state = RouteState()
+        _ = stage.fold(&state, .devices(events.devices("bob", [EventFactory.iPhone("phone")])))
+        _ = stage.fold(&state, .clientState(events.client("bob", "phone", .foreground, .init(kind: .settings))))
+        let locals = try (1...3).map { try #require(stage.fold(&state, .fanout(record("m\($0)", at: Double($0)))).commands.first) }
+        #expect(state.entries["bob"]?.recentLocal.map(\.commandId) == locals.suffix(2).map(\.id))
+        func undeliverable(_ local: NotificationCommand) -> NotificationOutcome {
+            NotificationOutcome(id: "o-\(local.id)", at: EventFactory.time(10).rfc3339, commandId: local.id, sink: "inapp",
+                                recipient: local.recipient, conversationId: "c1", messageId: local.messageId, outcome: .undeliverableLocal)
+        }
+        #expect(stage.fold(&state, .outcome(undeliverable(locals[0]))).commands.isEmpty, "the oldest was forgotten")
+        #expect(stage.fold(&state, .outcome(undeliverable(locals[2]))).commands.first?.path == .push)
+    }
+
     @Test func aRestoredChangelogContinuesExactlyAsTheOriginal() throws {
         var events = EventFactory()
         var original = state(devices: [EventFactory.iPhone("phone"), EventFactory.pixel("pixel")],
