@@ -36,8 +36,22 @@ struct ThumbnailResolver: Sendable {
     /// The largest answer read; a thumbnail's description is a few hundred bytes.
     private static let maximumAnswerBytes = 64 * 1024
 
-    /// The thumbnail of `attachment`, or an error saying why there is none.
+    /// The thumbnail of `attachment`, or an error saying why there is none, within the timeout
+    /// (the client's deadline and a timer of our own, whichever ends the wait first).
     func thumbnail(of attachment: Attachment) async throws -> Attachment {
+        let timeout = settings.timeout
+        return try await withThrowingTaskGroup(of: Attachment.self) { group in
+            group.addTask { try await lookUp(attachment) }
+            group.addTask {
+                try await Task.sleep(for: timeout)
+                throw ThumbnailLookupError(description: "no answer within \(timeout.milliseconds) ms")
+            }
+            defer { group.cancelAll() }
+            return try await group.next()!
+        }
+    }
+
+    private func lookUp(_ attachment: Attachment) async throws -> Attachment {
         let separator = settings.url.contains("?") ? "&" : "?"
         let request = HTTPClientRequest(url: settings.url + separator + [
             "url=" + Self.percentEncoded(attachment.url),
