@@ -118,18 +118,23 @@ actor StageRunner<Logic: StageLogic> {
     /// Finishes the work of partitions being given up (everything sent,
     /// offsets stored) and puts their tasks aside.
     func revoke(_ partitions: [Int32]) async {
-        do { try await drain() } catch { logger.error("Could not finish work before giving partitions up: \(error)") }
+        // Put aside first: a batch that reaches this runner while the work is being finished
+        // drops their records (their next owner reads them from the commit) instead of adding
+        // work whose offsets could only be stored after the partitions are gone.
         for partition in partitions {
             guard let task = tasks.removeValue(forKey: partition) else { continue }
             standby[partition] = (task, changelogPositions[partition] ?? 0)
         }
+        do { try await drain() } catch { logger.error("Could not finish work before giving partitions up: \(error)") }
     }
 
-    /// Waits until everything queued is acknowledged and its offsets stored.
+    /// Waits until everything queued, also while waiting, is acknowledged and its offsets stored.
     func drain() async throws {
-        let pending = inFlight
-        inFlight = []
-        for work in pending { try await work.value }
+        while !inFlight.isEmpty {
+            let pending = inFlight
+            inFlight = []
+            for work in pending { try await work.value }
+        }
     }
 
     private func send(_ output: TaskOutput, consumedAt: ContinuousClock.Instant? = nil) async throws {

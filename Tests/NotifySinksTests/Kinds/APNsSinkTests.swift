@@ -126,9 +126,10 @@ import Testing
     @Test func anAnswerThatTakesTooLongIsAPassingFailureAndTheConnectionStaysUsable() async throws {
         try await withCertificateAuthority { authority in
             let apns = fixture.standIn()
-            apns.ledger.script("aa01", [.stall(.seconds(2))])
+            // The stall far outlasts the timeout; the timeout leaves a busy test machine time for the next request.
+            apns.ledger.script("aa01", [.stall(.seconds(6))])
             try await apns.serve(tls: authority, logger: testLogger) { port in
-                try await using(try fixture.sink(port: port, authority: authority, requestTimeout: .milliseconds(300))) { sink in
+                try await using(try fixture.sink(port: port, authority: authority, requestTimeout: .milliseconds(1500))) { sink in
                     let result = await sink.deliver(delivery(makeCommand(id: "c1", token: "aa01")))
                     guard case .retryable(let reason, _) = result else {
                         Issue.record("expected a passing failure, got \(result)")
