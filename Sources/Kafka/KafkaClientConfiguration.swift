@@ -62,3 +62,11 @@ func makeNativeClient(type: rd_kafka_type_t, configuration: NativeConfiguration)
 func text(of buffer: [CChar]) -> String {
     buffer.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
 }
+
+extension KafkaClientConfiguration {
+    /// A librdkafka property written `name=value` (as `-X` takes it), or nil if it is not one.
+    public static func property(_ text: String) -> (name: String, value: String)? {
+        guard let equals = text.firstIndex(of: "="), equals != text.startIndex else { return nil }
+        return (String(text[..<equals]), String(text[text.index(after: equals)...]))
+    }
+}

@@ -29,10 +29,10 @@ struct KafkaOptions: ParsableArguments {
     func librdkafkaProperties() throws -> [String: String] {
         var result: [String: String] = [:]
         for property in properties {
-            guard let equals = property.firstIndex(of: "="), equals != property.startIndex else {
+            guard let (name, value) = KafkaClientConfiguration.property(property) else {
                 throw ValidationError("-X \(property): expected key=value.")
             }
-            result[String(property[..<equals])] = String(property[property.index(after: equals)...])
+            result[name] = value
         }
         return result
     }

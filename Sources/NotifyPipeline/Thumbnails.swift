@@ -91,6 +91,8 @@ struct ThumbnailResolver: Sendable {
         return Attachment(url: url, mimeType: mimeType, bytes: bytes)
     }
 
+    private static let hex = Array("0123456789ABCDEF".unicodeScalars)
+
     /// `text` as a query value: everything but unreserved characters percent-encoded.
     static func percentEncoded(_ text: String) -> String {
         var encoded = ""
@@ -100,7 +102,6 @@ struct ThumbnailResolver: Sendable {
                  UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"):
                 encoded.unicodeScalars.append(Unicode.Scalar(byte))
             default:
-                let hex = Array("0123456789ABCDEF".unicodeScalars)
                 encoded.unicodeScalars.append("%")
                 encoded.unicodeScalars.append(hex[Int(byte >> 4)])
                 encoded.unicodeScalars.append(hex[Int(byte & 0x0F)])

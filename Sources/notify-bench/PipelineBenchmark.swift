@@ -34,8 +34,10 @@ struct PipelineBenchmark: AsyncParsableCommand {
         try await seed(producer)
         var client = KafkaClientConfiguration(bootstrapServers: bootstrap, clientId: "notify-bench")
         for property in properties {
-            guard let equals = property.firstIndex(of: "=") else { throw ValidationError("-X wants name=value, not \(property)") }
-            client.properties[String(property[..<equals])] = String(property[property.index(after: equals)...])
+            guard let (name, value) = KafkaClientConfiguration.property(property) else {
+                throw ValidationError("-X wants name=value, not \(property)")
+            }
+            client.properties[name] = value
         }
 
         let acknowledged = CommandClock()
