@@ -7,7 +7,9 @@ import Logging
 /// and can inject faults. Its limits, which make it a tool for development and
 /// tests only: data lives in memory, at most about 5 MB or 100,000 batches per
 /// partition (the oldest are dropped); no compaction; TxnOffsetCommit is not
-/// honoured, so transactions cannot be proven on it; a fetch that finds no data
+/// honoured, so transactions cannot be proven on it; offset commits are refused
+/// while a group rebalances (Apache Kafka takes them from the current generation),
+/// so commits made on revoke can be lost and the next owner re-reads; a fetch that finds no data
 /// waits out its whole `fetch.wait.max.ms` even if data arrives meanwhile (clients
 /// should use ``clientProperties``). Production runs on Apache Kafka.
 public final class EmbeddedBroker: Sendable {
