@@ -225,12 +225,34 @@ public final class KafkaConsumer: Sendable {
         }
     }
 
+    /// Hands each batch to `body` until the batches end, `body` throws or the task is
+    /// cancelled, then closes the consumer before it returns or rethrows, so nothing of
+    /// the client outlives the call. Cancellation starts the close at once.
+    public func forEachBatch(_ body: ([KafkaRecord]) async throws -> Void) async throws {
+        do {
+            try await withTaskCancellationHandler {
+                for try await batch in batches { try await body(batch) }
+            } onCancel: {
+                beginClosing()
+            }
+        } catch {
+            await close()
+            throw error
+        }
+        await close()
+    }
+
     /// Leaves the group at once (the `revoked` hook runs and stored offsets
     /// are committed), ends ``batches`` and releases the client. Further calls
     /// wait for the first to finish.
     public func close() async {
-        if stopping.raiseOnce() { context.handoff.finish() }
+        beginClosing()
         await pollThread.join()
+    }
+
+    /// Tells the poll thread to close the client and ends ``batches`` after what is buffered.
+    private func beginClosing() {
+        if stopping.raiseOnce() { context.handoff.finish() }
     }
 }
 

@@ -42,21 +42,17 @@ struct IdentityTable: Sendable {
         let consumer = try KafkaConsumer(
             configuration: .init(client: client, groupId: "notify-identities"), logger: logger)
         try consumer.assign(positions.mapValues { .offset($0) })
-        try await withTaskCancellationHandler {
-            for try await batch in consumer.batches {
-                for record in batch {
-                    do {
-                        _ = try InputEvent.decode(topic: Topic.identities, value: record.value)
-                        try await deliver(record)
-                    } catch let error as EventDecodingError {
-                        logger.warning("Unreadable identity record skipped: \(error)", metadata: [
-                            "partition": "\(record.partition)", "offset": "\(record.offset)",
-                        ])
-                    }
+        try await consumer.forEachBatch { batch in
+            for record in batch {
+                do {
+                    _ = try InputEvent.decode(topic: Topic.identities, value: record.value)
+                    try await deliver(record)
+                } catch let error as EventDecodingError {
+                    logger.warning("Unreadable identity record skipped: \(error)", metadata: [
+                        "partition": "\(record.partition)", "offset": "\(record.offset)",
+                    ])
                 }
             }
-        } onCancel: {
-            Task { await consumer.close() }
         }
     }
 

@@ -126,22 +126,12 @@ public final class NotifyPipeline: Sendable {
         await runner.attach(consumer)
         try consumer.subscribe(logic.inputTopics)
         logger.info("Stage \(stageName) joined group \(settings.groupId).\(stageName)", metadata: ["topics": "\(logic.inputTopics)"])
-        try await withTaskCancellationHandler {
-            do {
-                for try await batch in consumer.batches {
-                    if let thumbnails {
-                        try await runner.process(await thumbnails.apply(to: batch, lag: (try? consumer.lag()) ?? [:]))
-                    } else {
-                        try await runner.process(batch)
-                    }
-                }
-            } catch {
-                await consumer.close()
-                throw error
+        try await consumer.forEachBatch { batch in
+            if let thumbnails {
+                try await runner.process(await thumbnails.apply(to: batch, lag: (try? consumer.lag()) ?? [:]))
+            } else {
+                try await runner.process(batch)
             }
-            await consumer.close()
-        } onCancel: {
-            Task { await consumer.close() }
         }
         try Task.checkCancellation()
     }
