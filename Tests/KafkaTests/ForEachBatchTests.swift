@@ -1,0 +1,50 @@
+import Kafka
+import Testing
+
+/// `forEachBatch` leaves nothing of the consumer behind: by the time it returns or rethrows, the
+/// consumer has closed, and closing committed what the body stored.
+@Suite struct ForEachBatchTests {
+    struct Stop: Error {}
+
+    @Test(arguments: [true, false])
+    func closesBeforeItReturns(cancelled: Bool) async throws {
+        try await withEmbeddedBroker(topics: ["each": 2]) { broker in
+            let producer = try KafkaProducer(configuration: clientConfiguration(broker), logger: testLogger)
+            _ = try await producer.send((0..<100).map { record("each", key: "k\($0 % 10)", value: "\($0)") })
+            await producer.close()
+            let group = "each-\(cancelled)"
+            let consumer = try KafkaConsumer(configuration: .init(client: clientConfiguration(broker), groupId: group), logger: testLogger)
+            try consumer.subscribe(["each"])
+            let stored = Shared<[TopicPartition: Int64]>([:])
+            let following = Task {
+                try await consumer.forEachBatch { batch in
+                    var next: [TopicPartition: Int64] = [:]
+                    for record in batch { next[record.topicPartition] = record.offset + 1 }
+                    try consumer.store(next)
+                    let total = stored.withLock { stored in
+                        stored.merge(next) { max($0, $1) }
+                        return stored.values.reduce(0, +)
+                    }
+                    if total >= 100, !cancelled { throw Stop() }
+                }
+            }
+            try await waitUntil { stored.withLock { $0.values.reduce(0, +) } >= 100 }
+            if cancelled { following.cancel() }
+            let outcome = await following.result
+            if cancelled {
+                // Cancellation ends the batches: a return, or the CancellationError of the wait it interrupted.
+                #expect(throws: Never.self) {
+                    do { try outcome.get() } catch is CancellationError {}
+                }
+            } else {
+                #expect(throws: Stop.self) { try outcome.get() }
+            }
+            // Nothing here commits, and the automatic commit (every 5 s) comes later than this:
+            // what was stored is committed by the close inside forEachBatch.
+            let reader = try KafkaConsumer(configuration: .init(client: clientConfiguration(broker), groupId: group), logger: testLogger)
+            let committed = try await reader.committed(Array(stored.withLock { $0.keys }))
+            await reader.close()
+            #expect(committed.mapValues { $0 ?? -1 } == stored.withLock { $0 })
+        }
+    }
+}
