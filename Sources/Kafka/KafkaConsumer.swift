@@ -1,4 +1,5 @@
 import CRdkafka
+import Foundation
 import Logging
 import Synchronization
 
@@ -72,7 +73,7 @@ public struct RebalanceHooks: Sendable {
 /// (``batches``), so reading costs one `await` per batch. Only offsets the
 /// owner ``store(_:)``s or ``commit(_:)``s are ever committed.
 public final class KafkaConsumer: Sendable {
-    private let handle: NativeHandle
+    private let handle: ConsumerHandle
     private let context: ConsumerContext
     private let pollThread: ServiceThread
     private let stopping = StopFlag()
@@ -92,8 +93,8 @@ public final class KafkaConsumer: Sendable {
         ]))
         try native.install(context)
         rd_kafka_conf_set_rebalance_cb(native.pointer, rebalanceCallback)
-        handle = NativeHandle(pointer: try makeNativeClient(type: RD_KAFKA_CONSUMER, configuration: native))
-        rd_kafka_poll_set_consumer(handle.pointer)
+        handle = ConsumerHandle(NativeHandle(pointer: try makeNativeClient(type: RD_KAFKA_CONSUMER, configuration: native)))
+        rd_kafka_poll_set_consumer(handle.ownerPointer)
         let loop = PollLoop(handle: handle, context: context, stopping: stopping, maxBatchSize: configuration.maxBatchSize)
         pollThread = ServiceThread(name: "notify.kafka.consumer.poll") { loop.iterate() }
     }
@@ -102,7 +103,7 @@ public final class KafkaConsumer: Sendable {
     public func subscribe(_ topics: [String]) throws {
         let list = makePartitionList(topics.map { (TopicPartition(topic: $0, partition: NativeConstants.unassignedPartition), nil) })
         defer { rd_kafka_topic_partition_list_destroy(list) }
-        let result = rd_kafka_subscribe(handle.pointer, list)
+        let result = try handle.use { rd_kafka_subscribe($0, list) }
         if result != RD_KAFKA_RESP_ERR_NO_ERROR { throw KafkaError(result, context: "subscribe to \(topics)") }
     }
 
@@ -110,14 +111,14 @@ public final class KafkaConsumer: Sendable {
     public func assign(_ partitions: [TopicPartition: KafkaOffset]) throws {
         let list = makePartitionList(partitions.map { ($0.key, $0.value.native) })
         defer { rd_kafka_topic_partition_list_destroy(list) }
-        let result = rd_kafka_assign(handle.pointer, list)
+        let result = try handle.use { rd_kafka_assign($0, list) }
         if result != RD_KAFKA_RESP_ERR_NO_ERROR { throw KafkaError(result, context: "assign") }
     }
 
     /// The partitions this consumer reads now.
     public func assignment() throws -> Set<TopicPartition> {
         var list: UnsafeMutablePointer<rd_kafka_topic_partition_list_t>?
-        let result = rd_kafka_assignment(handle.pointer, &list)
+        let result = try handle.use { rd_kafka_assignment($0, &list) }
         guard result == RD_KAFKA_RESP_ERR_NO_ERROR, let list else { throw KafkaError(result, context: "assignment") }
         defer { rd_kafka_topic_partition_list_destroy(list) }
         return Set(readPartitionList(list).map(\.0))
@@ -135,7 +136,7 @@ public final class KafkaConsumer: Sendable {
     public func store(_ offsets: [TopicPartition: Int64]) throws {
         let list = makePartitionList(offsets.map { ($0.key, $0.value) })
         defer { rd_kafka_topic_partition_list_destroy(list) }
-        let result = rd_kafka_offsets_store(handle.pointer, list)
+        let result = try handle.use { rd_kafka_offsets_store($0, list) }
         let failures = readPartitionList(list).filter { $0.2 != RD_KAFKA_RESP_ERR_NO_ERROR }
         if result != RD_KAFKA_RESP_ERR_NO_ERROR || !failures.isEmpty {
             let code = failures.first?.2 ?? result
@@ -150,7 +151,7 @@ public final class KafkaConsumer: Sendable {
         let result = try await blockingCalls.run {
             let list = makePartitionList(entries)
             defer { rd_kafka_topic_partition_list_destroy(list) }
-            return rd_kafka_commit(handle.pointer, list, 0)
+            return try handle.use { rd_kafka_commit($0, list, 0) }
         }
         if result != RD_KAFKA_RESP_ERR_NO_ERROR { throw KafkaError(result, context: "commit") }
     }
@@ -162,7 +163,7 @@ public final class KafkaConsumer: Sendable {
         return try await blockingCalls.run {
             let list = makePartitionList(entries)
             defer { rd_kafka_topic_partition_list_destroy(list) }
-            let result = rd_kafka_committed(handle.pointer, list, timeoutMilliseconds)
+            let result = try handle.use { rd_kafka_committed($0, list, timeoutMilliseconds) }
             if result != RD_KAFKA_RESP_ERR_NO_ERROR { throw KafkaError(result, context: "committed offsets") }
             var offsets: [TopicPartition: Int64?] = [:]
             for (partition, offset, _) in readPartitionList(list) { offsets[partition] = offset >= 0 ? offset : nil }
@@ -176,17 +177,19 @@ public final class KafkaConsumer: Sendable {
         let assigned = try assignment()
         let list = makePartitionList(assigned.map { ($0, nil) })
         defer { rd_kafka_topic_partition_list_destroy(list) }
-        let result = rd_kafka_position(handle.pointer, list)
-        if result != RD_KAFKA_RESP_ERR_NO_ERROR { throw KafkaError(result, context: "position") }
-        var lags: [TopicPartition: Int64] = [:]
-        for (partition, position, _) in readPartitionList(list) where position >= 0 {
-            var low: Int64 = 0
-            var high: Int64 = 0
-            guard rd_kafka_get_watermark_offsets(handle.pointer, partition.topic, partition.partition, &low, &high) == RD_KAFKA_RESP_ERR_NO_ERROR,
-                  high >= 0 else { continue }
-            lags[partition] = max(0, high - position)
+        return try handle.use { pointer in
+            let result = rd_kafka_position(pointer, list)
+            if result != RD_KAFKA_RESP_ERR_NO_ERROR { throw KafkaError(result, context: "position") }
+            var lags: [TopicPartition: Int64] = [:]
+            for (partition, position, _) in readPartitionList(list) where position >= 0 {
+                var low: Int64 = 0
+                var high: Int64 = 0
+                guard rd_kafka_get_watermark_offsets(pointer, partition.topic, partition.partition, &low, &high) == RD_KAFKA_RESP_ERR_NO_ERROR,
+                      high >= 0 else { continue }
+                lags[partition] = max(0, high - position)
+            }
+            return lags
         }
-        return lags
     }
 
     /// Stops fetching `partitions` until ``resume(_:)``; records already handed out stay valid.
@@ -206,7 +209,7 @@ public final class KafkaConsumer: Sendable {
     ) throws {
         let list = makePartitionList(partitions.map { ($0, nil) })
         defer { rd_kafka_topic_partition_list_destroy(list) }
-        let result = call(handle.pointer, list)
+        let result = try handle.use { call($0, list) }
         if result != RD_KAFKA_RESP_ERR_NO_ERROR { throw KafkaError(result, context: name) }
     }
 
@@ -216,7 +219,7 @@ public final class KafkaConsumer: Sendable {
         try await blockingCalls.run {
             let list = makePartitionList([(partition, offset.native)])
             defer { rd_kafka_topic_partition_list_destroy(list) }
-            if let error = rd_kafka_seek_partitions(handle.pointer, list, 10_000) {
+            if let error = try handle.use({ rd_kafka_seek_partitions($0, list, 10_000) }) {
                 throw KafkaError(consuming: error, context: "seek \(partition)")
             }
             if let (_, _, code) = readPartitionList(list).first, code != RD_KAFKA_RESP_ERR_NO_ERROR {
@@ -256,6 +259,44 @@ public final class KafkaConsumer: Sendable {
     }
 }
 
+/// The consumer's `rd_kafka_t *`. Its poll thread uses it freely and destroys it after closing;
+/// every other call goes through ``use(_:)``, so a call made while or after the consumer
+/// closes gets an error instead of a destroyed handle, and destruction waits for calls under way.
+final class ConsumerHandle: Sendable {
+    private struct State {
+        var calls = 0
+        var destroyed = false
+    }
+
+    private let native: NativeHandle
+    private let state = Mutex(State())
+
+    init(_ native: NativeHandle) {
+        self.native = native
+    }
+
+    /// For the poll thread only, which is the one to destroy it.
+    var ownerPointer: OpaquePointer { native.pointer }
+
+    /// Runs `call` with the handle unless it has been destroyed.
+    func use<T>(_ call: (OpaquePointer) throws -> T) throws -> T {
+        let usable = state.withLock { state in
+            if !state.destroyed { state.calls += 1 }
+            return !state.destroyed
+        }
+        guard usable else { throw KafkaError.client("the consumer is closed") }
+        defer { state.withLock { $0.calls -= 1 } }
+        return try call(native.pointer)
+    }
+
+    /// Refuses further calls, waits for those under way, and releases the client. On the poll thread, once.
+    func destroy() {
+        state.withLock { $0.destroyed = true }
+        while state.withLock({ $0.calls }) > 0 { usleep(100) }
+        rd_kafka_destroy(native.pointer)
+    }
+}
+
 /// What the rebalance callback needs.
 final class ConsumerContext: ClientContext, @unchecked Sendable {
     let hooks: RebalanceHooks
@@ -273,7 +314,7 @@ final class ConsumerContext: ClientContext, @unchecked Sendable {
 
 /// The body of the consumer's poll thread.
 private struct PollLoop: Sendable {
-    let handle: NativeHandle
+    let handle: ConsumerHandle
     let context: ConsumerContext
     let stopping: StopFlag
     let maxBatchSize: Int
@@ -281,11 +322,11 @@ private struct PollLoop: Sendable {
     /// Polls one batch and hands it over; on stop, closes the consumer. Returns whether to go on.
     func iterate() -> Bool {
         if stopping.isRaised {
-            let result = rd_kafka_consumer_close(handle.pointer)
+            let result = rd_kafka_consumer_close(handle.ownerPointer)
             if result != RD_KAFKA_RESP_ERR_NO_ERROR {
                 context.logger.warning("Consumer close: \(KafkaError(result))")
             }
-            rd_kafka_destroy(handle.pointer)
+            handle.destroy()
             context.handoff.finish()
             return false
         }
@@ -294,7 +335,7 @@ private struct PollLoop: Sendable {
         var topicNames: [OpaquePointer: String] = [:]
         var lastTopic: (rkt: OpaquePointer, name: String)?
         var timeout: Int32 = 100
-        while batch.count < maxBatchSize, let message = rd_kafka_consumer_poll(handle.pointer, timeout) {
+        while batch.count < maxBatchSize, let message = rd_kafka_consumer_poll(handle.ownerPointer, timeout) {
             defer { rd_kafka_message_destroy(message) }
             timeout = 0
             let native = message.pointee

@@ -1,0 +1,34 @@
+import Kafka
+import Testing
+
+/// A consumer asked something while or after it closes answers with an error, never from a
+/// released client.
+@Suite struct ConsumerCloseTests {
+    @Test func callsDuringAndAfterCloseGetAnError() async throws {
+        try await withEmbeddedBroker(topics: ["closing": 2]) { broker in
+            let producer = try KafkaProducer(configuration: clientConfiguration(broker), logger: testLogger)
+            _ = try await producer.send((0..<20).map { record("closing", key: "k\($0)", value: "\($0)") })
+            await producer.close()
+            let consumer = try KafkaConsumer(
+                configuration: .init(client: clientConfiguration(broker), groupId: "closing"), logger: testLogger)
+            try consumer.subscribe(["closing"])
+            let records = try await collect(consumer, count: 20)
+            #expect(records.count == 20)
+
+            // Something polls the consumer (as the pipeline's tick reads its lag) while it closes.
+            let polling = Task.detached {
+                while true {
+                    do { _ = try consumer.lag() } catch { return "\(error)" }
+                }
+            }
+            await consumer.close()
+            let stoppedWith = await polling.value
+            #expect(stoppedWith.contains("the consumer is closed"), "\(stoppedWith)")
+
+            let partition = TopicPartition(topic: "closing", partition: 0)
+            #expect(throws: KafkaError.self) { try consumer.assignment() }
+            #expect(throws: KafkaError.self) { try consumer.store([partition: 1]) }
+            await #expect(throws: KafkaError.self) { try await consumer.commit([partition: 1]) }
+        }
+    }
+}
