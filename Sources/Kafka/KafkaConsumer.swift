@@ -247,7 +247,8 @@ public final class KafkaConsumer: Sendable {
 
     /// Leaves the group at once (the `revoked` hook runs and stored offsets
     /// are committed), ends ``batches`` and releases the client. Further calls
-    /// wait for the first to finish.
+    /// of `close` wait for the first to finish; any other call made while or
+    /// after it closes throws.
     public func close() async {
         beginClosing()
         await pollThread.join()

@@ -23,7 +23,7 @@ struct DevCommand: AsyncParsableCommand {
 
     @OptionGroup var service: ServiceOptions
 
-    @Option(help: "The scenario to load once everything is ready ('none' for none).")
+    @Option(help: "The scenario to load once everything is ready, its times moved to now ('none' for none).")
     var scenario = "Schemas/examples/scenarios/demo.json"
 
     @Option(help: "Where the in-app WebSocket gateway listens.")
@@ -126,8 +126,11 @@ private struct ScenarioLoader: Service {
             throw ValidationError("cannot read the scenario \(path)")
         }
         let events = try ScenarioRunner.events(of: [UInt8](bytes))
+        // Played from now (in whole seconds): with the file's own times, pushes would be past their TTL.
+        let first = events.compactMap { $0.value["at"]?.stringValue.flatMap(EventTime.init(rfc3339:))?.milliseconds }.min()
+        let shift = first.map { (EventTime(Date()).milliseconds - $0) / 1000 * 1000 } ?? 0
         let producer = try KafkaProducer(configuration: client, logger: logger)
-        for event in events {
+        for event in events.map({ $0.shifted(byMilliseconds: shift) }) {
             let value = CoreJSON.encode(event.value)
             let decoded = try InputEvent.decode(topic: event.topic, value: value)
             _ = try await producer.send(OutgoingRecord(

@@ -12,6 +12,22 @@ public struct ScenarioRunner: Sendable {
             self.topic = topic
             self.value = value
         }
+
+        /// The event `milliseconds` later: its `at` and, for preferences, the ends of its mutes
+        /// moved, so a scenario replayed at another time means the same (`notify dev` plays its
+        /// demo from now, where pushes are not yet past their TTL).
+        public func shifted(byMilliseconds milliseconds: Int64) -> Event {
+            func later(_ value: JSONValue) -> JSONValue {
+                guard case .string(let text) = value, let time = EventTime(rfc3339: text) else { return value }
+                return .string(time.adding(milliseconds: milliseconds).rfc3339)
+            }
+            guard case .object(var members) = value else { return self }
+            if let at = members["at"] { members["at"] = later(at) }
+            if topic == Topic.preferences, case .object(let muted)? = members["muted"] {
+                members["muted"] = .object(muted.mapValues(later))
+            }
+            return Event(topic: topic, value: .object(members))
+        }
     }
 
     /// An event the core refused: its index in the scenario and why.

@@ -23,6 +23,38 @@ import Testing
         #expect(result.commands.first?.content["identityResolved"] == .bool(false))
     }
 
+    /// A scenario moved in time (as `notify dev` plays its demo from now) makes the same
+    /// deliveries: every time it holds moves by the same amount, mute ends included.
+    @Test func aShiftedScenarioMakesTheSameDeliveriesLater() throws {
+        let bytes = try Repository.bytes(Repository.schemas.appendingPathComponent("examples/scenarios/demo.json"))
+        let events = try ScenarioRunner.events(of: bytes)
+        let day: Int64 = 86_400_000
+        let shifted = events.map { $0.shifted(byMilliseconds: 400 * day) }
+        #expect(shifted.map(\.topic) == events.map(\.topic))
+        for (before, after) in zip(events, shifted) {
+            let times = [before, after].map { EventTime(rfc3339: $0.value["at"]?.stringValue ?? "")?.milliseconds }
+            #expect(times[1] == times[0].map { $0 + 400 * day })
+        }
+        let mutes = zip(events, shifted).filter { $0.0.topic == Topic.preferences }.compactMap { pair -> (JSONValue, JSONValue)? in
+            guard let muted = pair.0.value["muted"], let moved = pair.1.value["muted"] else { return nil }
+            return (muted, moved)
+        }
+        #expect(mutes.contains { if case .object(let members) = $0.0 { !members.isEmpty } else { false } }, "the demo mutes a conversation")
+        for (muted, moved) in mutes {
+            guard case .object(let before) = muted, case .object(let after) = moved else { continue }
+            for (conversation, until) in before {
+                let end = until.stringValue.flatMap(EventTime.init(rfc3339:))?.milliseconds
+                #expect(after[conversation]?.stringValue.flatMap(EventTime.init(rfc3339:))?.milliseconds == end.map { $0 + 400 * day })
+            }
+        }
+        let runner = ScenarioRunner(configuration: try Repository.configuration())
+        let original = runner.run(events: events)
+        let later = runner.run(events: shifted)
+        #expect(later.commands.map(\.id) == original.commands.map(\.id))
+        #expect(later.commands.map { $0.content } == original.commands.map { $0.content })
+        #expect(later.decisions.map(\.reason) == original.decisions.map(\.reason))
+    }
+
     @Test func aMalformedScenarioFileSaysWhere() {
         let error = #expect(throws: EventDecodingError.self) {
             try ScenarioRunner.events(of: "{\"events\": [\n  {\"topic\": \"chat.reads\",\n   \"value\": {,}}]}".bytes)
