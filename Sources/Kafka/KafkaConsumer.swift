@@ -52,7 +52,8 @@ public enum AssignmentStrategy: String, Sendable {
 /// newly assigned partition is handed out before `assigned` returns, and
 /// revoked partitions are given up only after `revoked` returns: finish and
 /// store (or commit) their work there. Stored offsets of revoked partitions
-/// are committed before they are given up.
+/// are committed before they are given up. A closed consumer lets go of its
+/// hooks, so what they hold may hold the consumer without a reference cycle.
 public struct RebalanceHooks: Sendable {
     public var assigned: @Sendable ([TopicPartition]) async -> Void
     public var revoked: @Sendable ([TopicPartition]) async -> Void
@@ -300,16 +301,25 @@ final class ConsumerHandle: Sendable {
 
 /// What the rebalance callback needs.
 final class ConsumerContext: ClientContext, @unchecked Sendable {
-    let hooks: RebalanceHooks
+    /// Released once the client is: what the hooks hold (often the consumer's owner, which
+    /// holds the consumer) is not kept alive by a closed consumer.
+    private let hooksUntilClosed: Mutex<RebalanceHooks?>
     let handoff: RecordBatchHandoff
     /// Partitions revoked while the poll thread was inside a poll call: their
     /// records still in the batch being built are dropped.
     let revokedDuringPoll = Mutex<Set<TopicPartition>>([])
 
     init(logger: Logger, hooks: RebalanceHooks, handoff: RecordBatchHandoff) {
-        self.hooks = hooks
+        hooksUntilClosed = Mutex(hooks)
         self.handoff = handoff
         super.init(logger: logger)
+    }
+
+    /// The hooks, until ``releaseHooks()``: rebalances only happen before that.
+    var hooks: RebalanceHooks { hooksUntilClosed.withLock { $0 } ?? RebalanceHooks() }
+
+    func releaseHooks() {
+        hooksUntilClosed.withLock { $0 = nil }
     }
 }
 
@@ -328,6 +338,7 @@ private struct PollLoop: Sendable {
                 context.logger.warning("Consumer close: \(KafkaError(result))")
             }
             handle.destroy()
+            context.releaseHooks()
             context.handoff.finish()
             return false
         }

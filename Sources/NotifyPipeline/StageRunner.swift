@@ -19,8 +19,7 @@ actor StageRunner<Logic: StageLogic> {
     private let logger: Logger
     private let limits: RecordLimits
     private let maxBatchesInFlight = 8
-    /// Weak: the consumer's rebalance hooks hold this runner.
-    private weak var consumer: KafkaConsumer?
+    private var consumer: KafkaConsumer?
     private var tasks: [Int32: PartitionTask<Logic>] = [:]
     /// Tasks given up, kept with the changelog position they were restored to, in case they come back.
     private var standby: [Int32: (task: PartitionTask<Logic>, changelogPosition: Int64)] = [:]

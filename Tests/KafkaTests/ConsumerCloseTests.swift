@@ -2,15 +2,22 @@ import Kafka
 import Testing
 
 /// A consumer asked something while or after it closes answers with an error, never from a
-/// released client.
+/// released client; closed, it lets go of its hooks.
 @Suite struct ConsumerCloseTests {
     @Test func callsDuringAndAfterCloseGetAnError() async throws {
         try await withEmbeddedBroker(topics: ["closing": 2]) { broker in
             let producer = try KafkaProducer(configuration: clientConfiguration(broker), logger: testLogger)
             _ = try await producer.send((0..<20).map { record("closing", key: "k\($0)", value: "\($0)") })
             await producer.close()
+            // The hooks hold something (as a pipeline's hooks hold the runner that holds the consumer).
+            final class Owner: Sendable {}
+            var owner: Owner? = Owner()
+            weak let heldByHooks = owner
             let consumer = try KafkaConsumer(
-                configuration: .init(client: clientConfiguration(broker), groupId: "closing"), logger: testLogger)
+                configuration: .init(client: clientConfiguration(broker), groupId: "closing"),
+                hooks: RebalanceHooks(assigned: { [owner] _ in _ = owner }), logger: testLogger)
+            owner = nil
+            #expect(heldByHooks != nil)
             try consumer.subscribe(["closing"])
             let records = try await collect(consumer, count: 20)
             #expect(records.count == 20)
@@ -26,6 +33,8 @@ import Testing
             }
             await consumer.close()
             let stoppedWith = await polling.value
+            // Closed, it lets go of its hooks and what they hold, though the consumer itself lives on.
+            #expect(heldByHooks == nil)
             #expect(stoppedWith is KafkaError, "\(stoppedWith)")
 
             // Released now: every call is refused by the guard.

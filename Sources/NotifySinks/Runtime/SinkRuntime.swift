@@ -202,8 +202,6 @@ public final class SinkRuntime: Service, Sendable {
                 // stores their offsets, which are committed; then `batches` ends.
                 await self.stopRequested.value()
                 await consumer.close()
-                // The hooks hold the cell: emptying it breaks the cycle consumer -> hooks -> consumer.
-                consumerCell.consumer = nil
                 closed.resolve(())
             }
             var failure: (any Error)?
