@@ -47,6 +47,13 @@ import Testing
                 #expect(after[conversation]?.stringValue.flatMap(EventTime.init(rfc3339:))?.milliseconds == end.map { $0 + 400 * day })
             }
         }
+        // The demo mutes for good (null); a mute with an end moves with the rest, and a permanent one stays.
+        let preferences = ScenarioRunner.Event(topic: Topic.preferences, value: try CoreJSON.parse(
+            #"{"type":"preferences.updated","id":"p","at":"2026-11-22T09:00:00Z","userId":"dan","previews":"always","muted":{"c1":"2026-11-22T10:00:00Z","c2":null}}"#))
+        let moved = preferences.shifted(byMilliseconds: day)
+        #expect(moved.value["at"] == .string("2026-11-23T09:00:00Z"))
+        #expect(moved.value["muted"]?["c1"] == .string("2026-11-23T10:00:00Z"))
+        #expect(moved.value["muted"]?["c2"] == .null)
         let runner = ScenarioRunner(configuration: try Repository.configuration())
         let original = runner.run(events: events)
         let later = runner.run(events: shifted)
