@@ -116,6 +116,8 @@ let package = Package(
                 .product(name: "NIOPosix", package: "swift-nio"),
             ]
         ),
+        // Child processes run to their end by tests, off Swift's cooperative thread pool.
+        .target(name: "NotifyTestSupport"),
         // The `notify` command line: one file per subcommand.
         .target(
             name: "NotifyCLI",
@@ -155,19 +157,20 @@ let package = Package(
             path: "Benchmarks/rdkafka-passthrough",
             linkerSettings: [.linkedLibrary("rdkafka")]
         ),
-        .testTarget(name: "KafkaTests", dependencies: ["Kafka"]),
-        .testTarget(name: "NotifyCoreTests", dependencies: ["NotifyCore"], resources: [.copy("Golden")]),
+        .testTarget(name: "KafkaTests", dependencies: ["Kafka", "NotifyTestSupport"]),
+        .testTarget(name: "NotifyCoreTests", dependencies: ["NotifyCore", "NotifyTestSupport"], resources: [.copy("Golden")]),
         .testTarget(
             name: "NotifyServiceTests",
             dependencies: [
                 "NotifyService",
                 "NotifyCore",
+                "NotifyTestSupport",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
             ]
         ),
         .testTarget(
             name: "NotifyPipelineTests",
-            dependencies: ["NotifyPipeline", "Kafka", "NotifyCore", "NotifySinkStandIns"]
+            dependencies: ["NotifyPipeline", "Kafka", "NotifyCore", "NotifySinkStandIns", "NotifyTestSupport"]
         ),
         .testTarget(
             name: "NotifySinksTests",
@@ -180,13 +183,14 @@ let package = Package(
             ]
         ),
         // Deploy/ checks: the compose and Kubernetes files parse, and every `notify` command they run exists.
-        .testTarget(name: "DeployTests", dependencies: ["NotifyCLI", "NotifyService"]),
+        .testTarget(name: "DeployTests", dependencies: ["NotifyCLI", "NotifyService", "NotifyTestSupport"]),
         .testTarget(
             name: "NotifyCLITests",
             dependencies: [
                 "NotifyCLI",
                 "Kafka",
                 "NotifyCore",
+                "NotifyTestSupport",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Logging", package: "swift-log"),
             ]

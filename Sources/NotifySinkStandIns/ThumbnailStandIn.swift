@@ -25,6 +25,7 @@ public final class ThumbnailStandIn: Sendable {
 
     private let behaviour: Behaviour
     private let asked = Mutex<[String]>([])
+    private let answered = Mutex(0)
 
     public init(_ behaviour: Behaviour) {
         self.behaviour = behaviour
@@ -32,6 +33,9 @@ public final class ThumbnailStandIn: Sendable {
 
     /// The attachment URLs it was asked about, in order of arrival.
     public var requestedURLs: [String] { asked.withLock { $0 } }
+
+    /// How many thumbnails it has handed out (a slow answer counts once its delay is over).
+    public var answerCount: Int { answered.withLock { $0 } }
 
     /// The thumbnail URL it hands out for an attachment at `url`.
     public static func thumbnailURL(of url: String) -> String { url + ".thumb.jpg" }
@@ -62,6 +66,7 @@ public final class ThumbnailStandIn: Sendable {
         case .answers:
             break
         }
+        answered.withLock { $0 += 1 }
         let json = try JSONSerialization.data(withJSONObject: [
             "url": Self.thumbnailURL(of: url), "mimeType": "image/jpeg", "bytes": Self.thumbnailBytes,
         ])

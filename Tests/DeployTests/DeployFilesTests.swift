@@ -1,5 +1,6 @@
 import Foundation
 import NotifyService
+import NotifyTestSupport
 import Testing
 @testable import NotifyCLI
 
@@ -21,19 +22,9 @@ private struct DeployReport: Decodable {
 
     /// Runs the reader with Python (PyYAML) and decodes its report.
     static func load() async throws -> DeployReport {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", repository.appendingPathComponent("Deploy/check.py").path]
-        let output = Pipe()
-        process.standardOutput = output
-        let (ended, end) = AsyncStream<Void>.makeStream()
-        process.terminationHandler = { _ in end.finish() }
-        try process.run()
-        let reader = Task.detached { output.fileHandleForReading.readDataToEndOfFile() }
-        for await _ in ended {}
-        let data = await reader.value
-        #expect(process.terminationStatus == 0, "Deploy/check.py failed (is PyYAML installed?)")
-        return try JSONDecoder().decode(DeployReport.self, from: data)
+        let result = try await runChildProcess("python3", [repository.appendingPathComponent("Deploy/check.py").path])
+        #expect(result.status == 0, "Deploy/check.py failed (is PyYAML installed?): \(result.errorText)")
+        return try JSONDecoder().decode(DeployReport.self, from: result.output)
     }
 }
 

@@ -1,5 +1,6 @@
 import Foundation
 import Kafka
+import NotifyTestSupport
 import Testing
 
 /// Interop with kcat, a Kafka client nobody here wrote.
@@ -8,7 +9,7 @@ struct KcatInteropTests {
     @Test func weReadWhatKcatProduces() async throws {
         try await withEmbeddedBroker(topics: ["from-kcat": 2]) { broker in
             let lines = (0..<50).map { "k\($0 % 3):value-\($0)" }.joined(separator: "\n") + "\n"
-            let status = try runKcat(["-b", broker.bootstrapServers, "-P", "-t", "from-kcat", "-K", ":", "-H", "source=kcat"], input: lines)
+            let status = try await runKcat(["-b", broker.bootstrapServers, "-P", "-t", "from-kcat", "-K", ":", "-H", "source=kcat"], input: lines)
             #expect(status.code == 0, "\(status.output)")
 
             let consumer = try KafkaConsumer(
@@ -32,7 +33,7 @@ struct KcatInteropTests {
                 record("to-kcat", key: "key-\($0)", value: "value-\($0)", headers: [KafkaHeader(name: "n", string: "\($0)")])
             })
             await producer.close()
-            let status = try runKcat([
+            let status = try await runKcat([
                 "-b", broker.bootstrapServers, "-C", "-t", "to-kcat", "-o", "beginning", "-c", "20", "-e",
                 "-f", "%k|%s|%h\\n",
             ])
@@ -48,25 +49,7 @@ let kcatPath: String? = ["/usr/bin/kcat", "/usr/local/bin/kcat", "/usr/bin/kafka
 }
 
 /// Runs kcat with a time limit; returns its exit code and standard output (standard error on failure).
-func runKcat(_ arguments: [String], input: String? = nil) throws -> (code: Int32, output: String) {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: kcatPath!)
-    process.arguments = arguments
-    let output = Pipe()
-    let errors = Pipe()
-    let stdin = Pipe()
-    process.standardOutput = output
-    process.standardError = errors
-    process.standardInput = stdin
-    try process.run()
-    if let input { stdin.fileHandleForWriting.write(Data(input.utf8)) }
-    try stdin.fileHandleForWriting.close()
-    let watchdog = DispatchWorkItem { if process.isRunning { process.terminate() } }
-    DispatchQueue.global().asyncAfter(deadline: .now() + 30, execute: watchdog)
-    let stdout = output.fileHandleForReading.readDataToEndOfFile()
-    let stderr = errors.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    watchdog.cancel()
-    let code = process.terminationStatus
-    return (code, String(decoding: code == 0 ? stdout : stderr + stdout, as: UTF8.self))
+func runKcat(_ arguments: [String], input: String? = nil) async throws -> (code: Int32, output: String) {
+    let result = try await runChildProcess(kcatPath!, arguments, input: input.map { Data($0.utf8) }, timeout: .seconds(30))
+    return (result.status, result.status == 0 ? result.outputText : result.errorText + result.outputText)
 }

@@ -1,4 +1,5 @@
 import Foundation
+import NotifyTestSupport
 import Testing
 @testable import NotifyCLI
 
@@ -7,20 +8,8 @@ private func runNotify(_ arguments: [String]) async throws -> (status: Int32, ou
     let products = Bundle.main.bundleURL.deletingLastPathComponent()
     let candidates = [products.appendingPathComponent("notify"), URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("notify")]
     let executable = try #require(candidates.first { FileManager.default.isExecutableFile(atPath: $0.path) }, "notify not built")
-    let process = Process()
-    process.executableURL = executable
-    process.arguments = arguments
-    let output = Pipe(), errors = Pipe()
-    process.standardOutput = output
-    process.standardError = errors
-    let (ended, end) = AsyncStream<Void>.makeStream()
-    process.terminationHandler = { _ in end.finish() }
-    try process.run()
-    let outputData = Task.detached { output.fileHandleForReading.readDataToEndOfFile() }
-    let errorData = Task.detached { errors.fileHandleForReading.readDataToEndOfFile() }
-    for await _ in ended {}
-    return (process.terminationStatus, String(decoding: await outputData.value, as: UTF8.self),
-            String(decoding: await errorData.value, as: UTF8.self))
+    let result = try await runChildProcess(executable.path, arguments)
+    return (result.status, result.outputText, result.errorText)
 }
 
 @Suite("notify config, and the settings flags of long-running commands")

@@ -41,10 +41,10 @@ import Testing
         }
     }
 
-    @Test func schemasAndSwiftDecodingAgreeOnEveryExample() throws {
+    @Test func schemasAndSwiftDecodingAgreeOnEveryExample() async throws {
         let examples = try examples()
         #expect(examples.count > 40)
-        let results = try SchemaValidator.validate(examples.map {
+        let results = try await SchemaValidator.validate(examples.map {
             SchemaValidator.Item(schema: Self.schemaOfTopic[$0.topic]!, instance: $0.value)
         })
         for (example, schemaError) in zip(examples, results) {
@@ -62,13 +62,13 @@ import Testing
         }
     }
 
-    @Test func configurationFilesMatchTheirSchemas() throws {
+    @Test func configurationFilesMatchTheirSchemas() async throws {
         let files = ["topics.json": "topics.schema.json", "policies.json": "policies.schema.json",
                      "categories.json": "categories.schema.json", "examples/scenarios/demo.json": "scenario.schema.json"]
         let items = try files.sorted(by: { $0.key < $1.key }).map {
             SchemaValidator.Item(schema: $0.value, instance: try CoreJSON.parse(Repository.bytes(Repository.schemas.appendingPathComponent($0.key))))
         }
-        for (item, error) in zip(items, try SchemaValidator.validate(items)) {
+        for (item, error) in zip(items, try await SchemaValidator.validate(items)) {
             #expect(error == nil, "\(item.schema): \(error ?? "")")
         }
     }
@@ -93,7 +93,7 @@ import Testing
         }
     }
 
-    @Test func outputsOfTheDemoMatchTheCommandFanoutAndChangelogSchemas() throws {
+    @Test func outputsOfTheDemoMatchTheCommandFanoutAndChangelogSchemas() async throws {
         let configuration = try Repository.configuration()
         let events = try ScenarioRunner.events(of: Repository.bytes(Repository.schemas.appendingPathComponent("examples/scenarios/demo.json")))
         let fanout = FanoutStage(configuration: configuration)
@@ -126,7 +126,7 @@ import Testing
         }
         #expect(items.contains { $0.schema == "command.schema.json" })
         #expect(items.contains { $0.schema == "fanout-changelog.schema.json" })
-        for (item, error) in zip(items, try SchemaValidator.validate(items)) {
+        for (item, error) in zip(items, try await SchemaValidator.validate(items)) {
             #expect(error == nil, "\(item.schema): \(error ?? "")")
         }
     }

@@ -37,14 +37,14 @@ import Testing
             defer { first.kill() }
             let feeding = Task { try await feed(Self.messages(0..<600), to: broker, chunks: 12) }
             _ = try await readCommands(from: broker) { $0.count >= 150 }
-            first.kill()
+            await first.stop(with: SIGKILL)
             let second = try PipelineProcess(broker: broker)
             defer { second.kill() }
             try await feeding.value
             let commands = try await readCommands(from: broker, timeout: .seconds(120)) { commands in
                 Set(commands.compactMap(\.messageId)).count >= 600
             }
-            second.terminate()
+            await second.stop(with: SIGTERM)
             try checkAgainstReference(commands, expected: expected)
         }
     }
@@ -64,10 +64,10 @@ import Testing
             defer { three.kill() }
             try await feed(Self.messages(200..<400), to: broker, chunks: 4)
             _ = try await readCommands(from: broker, timeout: .seconds(90)) { Set($0.compactMap(\.messageId)).count >= 300 }
-            one.kill()
+            await one.stop(with: SIGKILL)
             try await feed(Self.messages(400..<600), to: broker, chunks: 4)
             _ = try await readCommands(from: broker, timeout: .seconds(120)) { Set($0.compactMap(\.messageId)).count >= 600 }
-            two.terminate()
+            await two.stop(with: SIGTERM)
             // The last messages are processed once three owns every partition, that is once the
             // group has settled after two left. (The embedded broker refuses commits while a group
             // rebalances, where Apache Kafka takes them from the current generation, so SIGTERM in
@@ -76,7 +76,7 @@ import Testing
             let commands = try await readCommands(from: broker, timeout: .seconds(120)) { commands in
                 Set(commands.compactMap(\.messageId)).count >= 660
             }
-            three.terminate()
+            await three.stop(with: SIGTERM)
             try checkAgainstReference(commands, expected: expected)
             // SIGTERM left the group with every processed offset committed.
             let partitions = (0..<Int32(4)).map { TopicPartition(topic: Topic.messages, partition: $0) }
@@ -152,15 +152,15 @@ final class PipelineProcess: Sendable {
         self.process = process
     }
 
-    /// SIGKILL: no chance to finish or commit anything.
-    func kill() {
-        if process.isRunning { Foundation.kill(process.processIdentifier, SIGKILL) }
-        process.waitUntilExit()
+    /// Sends `signal` (SIGKILL: no chance to finish or commit anything; SIGTERM: the clean exit)
+    /// and waits, without holding a thread, until the process has exited.
+    func stop(with signal: Int32) async {
+        if process.isRunning { Foundation.kill(process.processIdentifier, signal) }
+        while process.isRunning { try? await Task.sleep(for: .milliseconds(20)) }
     }
 
-    /// SIGTERM, then wait for the clean exit.
-    func terminate() {
-        if process.isRunning { process.terminate() }
-        process.waitUntilExit()
+    /// SIGKILL without waiting: the clean-up after a failure.
+    func kill() {
+        if process.isRunning { Foundation.kill(process.processIdentifier, SIGKILL) }
     }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import NotifyCore
+import NotifyTestSupport
 import Testing
 @testable import NotifyService
 
@@ -26,43 +27,12 @@ enum HeadlessChromium {
         guard let executable else { throw Missing() }
         let profile = FileManager.default.temporaryDirectory.appendingPathComponent("notify-chromium-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: profile) }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = [
+        let result = try await runChildProcess(executable, [
             "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--hide-scrollbars",
             "--no-first-run", "--user-data-dir=\(profile.path)",
-        ] + arguments
-        let output = Pipe(), errors = Pipe()
-        process.standardOutput = output
-        process.standardError = errors
-        let outputData = readAll(output.fileHandleForReading)
-        let errorData = readAll(errors.fileHandleForReading)
-        let (terminated, termination) = AsyncStream<Void>.makeStream()
-        process.terminationHandler = { _ in termination.finish() }
-        try process.run()
-        let pid = process.processIdentifier
-        let watchdog = Task {
-            try await Task.sleep(for: timeout)
-            kill(pid, SIGKILL)
-        }
-        for await _ in terminated {}
-        watchdog.cancel()
-        let stdout = await outputData.value
-        let stderr = await errorData.value
-        guard process.terminationStatus == 0 else {
-            throw Failed(status: process.terminationStatus, standardError: String(decoding: stderr, as: UTF8.self))
-        }
-        return String(decoding: stdout, as: UTF8.self)
-    }
-
-    /// Reads a pipe to its end on a thread of its own (not the cooperative pool).
-    private static func readAll(_ handle: FileHandle) -> Task<Data, Never> {
-        let (stream, continuation) = AsyncStream<Data>.makeStream()
-        Thread.detachNewThread {
-            continuation.yield(handle.readDataToEndOfFile())
-            continuation.finish()
-        }
-        return Task { await stream.first { _ in true } ?? Data() }
+        ] + arguments, timeout: timeout)
+        guard result.status == 0 else { throw Failed(status: result.status, standardError: result.errorText) }
+        return result.outputText
     }
 }
 

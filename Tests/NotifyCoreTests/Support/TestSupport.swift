@@ -1,4 +1,5 @@
 import Foundation
+import NotifyTestSupport
 @testable import NotifyCore
 
 /// Paths in the repository the tests read.
@@ -59,25 +60,15 @@ enum SchemaValidator {
     """#
 
     /// One result per item: `nil` when valid, else the validator's errors.
-    static func validate(_ items: [Item]) throws -> [String?] {
+    static func validate(_ items: [Item]) async throws -> [String?] {
         let input = FileManager.default.temporaryDirectory.appendingPathComponent("notify-schema-\(UUID().uuidString).json")
         try JSONEncoder().encode(items).write(to: input)
         defer { try? FileManager.default.removeItem(at: input) }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", "-c", script, Repository.schemas.path, input.path]
-        let output = Pipe()
-        let errors = Pipe()
-        process.standardOutput = output
-        process.standardError = errors
-        try process.run()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        let errorText = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else {
-            throw ValidatorFailure(message: "python3 jsonschema failed (status \(process.terminationStatus)): \(errorText)")
+        let result = try await runChildProcess("python3", ["-c", script, Repository.schemas.path, input.path])
+        guard result.status == 0 else {
+            throw ValidatorFailure(message: "python3 jsonschema failed (status \(result.status)): \(result.errorText)")
         }
-        return try JSONDecoder().decode([String?].self, from: data)
+        return try JSONDecoder().decode([String?].self, from: result.output)
     }
 
     struct ValidatorFailure: Error, CustomStringConvertible {
