@@ -1,4 +1,5 @@
 import CRdkafka
+import Foundation
 import Logging
 
 /// A Kafka-protocol cluster in this process: librdkafka's mock cluster.
@@ -73,10 +74,34 @@ public final class EmbeddedBroker: Sendable {
         if result != RD_KAFKA_RESP_ERR_NO_ERROR { throw KafkaError(result, context: "broker \(brokerId) rtt") }
     }
 
-    /// Stops the cluster; clients still connected see it go down.
-    public func shutdown() {
-        rd_kafka_mock_cluster_destroy(cluster.pointer)
-        rd_kafka_destroy(host.pointer)
+    /// Stops the cluster; clients still connected see it go down. librdkafka joins the
+    /// cluster's thread, which can take up to a second (its poll interval), so this runs
+    /// on a thread of its own, never on the cooperative pool. Call it once.
+    public func shutdown() async {
+        let cluster = cluster, host = host
+        await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+            Thread.detachNewThread {
+                rd_kafka_mock_cluster_destroy(cluster.pointer)
+                rd_kafka_destroy(host.pointer)
+                done.resume()
+            }
+        }
+    }
+
+    /// Runs `body` with a fresh embedded cluster of `brokers` brokers and shuts the cluster
+    /// down when `body` returns or throws.
+    public static func withBroker<Result>(
+        brokers: Int = 1, logger: Logger, _ body: (EmbeddedBroker) async throws -> Result
+    ) async throws -> Result {
+        let broker = try EmbeddedBroker(brokers: brokers, logger: logger)
+        do {
+            let result = try await body(broker)
+            await broker.shutdown()
+            return result
+        } catch {
+            await broker.shutdown()
+            throw error
+        }
     }
 }
 

@@ -32,14 +32,14 @@ struct BrokerCommand: AsyncParsableCommand {
         let catalog = try noCatalog ? [] : schemas.loadTopicCatalog().topics.map { ($0.name, $0.partitions) }
         let topics = try catalog + topic.map(Self.parseTopic)
         let logger = Logger(label: "notify.broker")
-        let broker = try EmbeddedBroker(brokers: brokers, logger: logger)
-        for (name, partitions) in topics { try broker.createTopic(name, partitions: partitions) }
-        StandardOutput.writeLine(broker.bootstrapServers)
-        logger.info("Embedded broker serving", metadata: [
-            "bootstrap": "\(broker.bootstrapServers)", "topics": "\(topics.map { "\($0.0):\($0.1)" }.joined(separator: ","))",
-        ])
-        await TerminationSignal.wait()
-        broker.shutdown()
+        try await EmbeddedBroker.withBroker(brokers: brokers, logger: logger) { broker in
+            for (name, partitions) in topics { try broker.createTopic(name, partitions: partitions) }
+            StandardOutput.writeLine(broker.bootstrapServers)
+            logger.info("Embedded broker serving", metadata: [
+                "bootstrap": "\(broker.bootstrapServers)", "topics": "\(topics.map { "\($0.0):\($0.1)" }.joined(separator: ","))",
+            ])
+            await TerminationSignal.wait()
+        }
     }
 
     static func parseTopic(_ text: String) throws -> (String, Int32) {

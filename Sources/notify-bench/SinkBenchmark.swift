@@ -49,30 +49,30 @@ struct SinkBenchmark: AsyncParsableCommand {
         logger.logLevel = .error
         let authority = try await TestCertificateAuthority.make()
         defer { authority.remove() }
-        let broker = try EmbeddedBroker(logger: logger)
-        defer { broker.shutdown() }
-        for topic in ["notify.commands", "notify.outcomes"] { try broker.createTopic(topic, partitions: 8) }
-        try broker.createTopic("notify.dlq", partitions: 1)
-        let kafka = KafkaClientConfiguration(bootstrapServers: broker.bootstrapServers, clientId: "notify-bench")
-        try await prefill(kafka: kafka, logger: logger)
+        let timings = try await EmbeddedBroker.withBroker(logger: logger) { broker in
+            for topic in ["notify.commands", "notify.outcomes"] { try broker.createTopic(topic, partitions: 8) }
+            try broker.createTopic("notify.dlq", partitions: 1)
+            let kafka = KafkaClientConfiguration(bootstrapServers: broker.bootstrapServers, clientId: "notify-bench")
+            try await prefill(kafka: kafka, logger: logger)
 
-        let timings: TimedSink.Summary
-        if kind == "jsonl" {
-            timings = try await measure(try JSONLSink(path: "/dev/null"), kafka: kafka, logger: logger)
-        } else {
-            let key = P256.Signing.PrivateKey()
-            let apns = APNsStandIn(publicKey: key.publicKey, keyId: "BENCHKEY01", teamId: "BENCHTEAM1", keepsRequests: false)
-            timings = try await apns.serve(tls: authority, logger: logger) { port in
-                let sink = try APNsSink(
-                    endpoint: "https://127.0.0.1:\(port)",
-                    providerToken: try APNsProviderToken(
-                        p8: Secret(bytes: Array(key.pemRepresentation.utf8), origin: "bench"), keyId: "BENCHKEY01", teamId: "BENCHTEAM1"),
-                    transport: HTTPTransportConfiguration(caFile: authority.caFile, connections: connections)
-                )
-                return try await measure(sink, kafka: kafka, logger: logger)
-            }
-            guard apns.ledger.count == count else {
-                throw ValidationError("only \(apns.ledger.count) of \(count) notifications arrived")
+            if kind == "jsonl" {
+                return try await measure(try JSONLSink(path: "/dev/null"), kafka: kafka, logger: logger)
+            } else {
+                let key = P256.Signing.PrivateKey()
+                let apns = APNsStandIn(publicKey: key.publicKey, keyId: "BENCHKEY01", teamId: "BENCHTEAM1", keepsRequests: false)
+                let timings = try await apns.serve(tls: authority, logger: logger) { port in
+                    let sink = try APNsSink(
+                        endpoint: "https://127.0.0.1:\(port)",
+                        providerToken: try APNsProviderToken(
+                            p8: Secret(bytes: Array(key.pemRepresentation.utf8), origin: "bench"), keyId: "BENCHKEY01", teamId: "BENCHTEAM1"),
+                        transport: HTTPTransportConfiguration(caFile: authority.caFile, connections: connections)
+                    )
+                    return try await measure(sink, kafka: kafka, logger: logger)
+                }
+                guard apns.ledger.count == count else {
+                    throw ValidationError("only \(apns.ledger.count) of \(count) notifications arrived")
+                }
+                return timings
             }
         }
         let seconds = timings.elapsed.seconds

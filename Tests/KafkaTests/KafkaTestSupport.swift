@@ -14,10 +14,10 @@ let testLogger: Logger = {
 func withEmbeddedBroker<T>(
     brokers: Int = 1, topics: [String: Int32], _ body: (EmbeddedBroker) async throws -> T
 ) async throws -> T {
-    let broker = try EmbeddedBroker(brokers: brokers, logger: testLogger)
-    defer { broker.shutdown() }
-    for (name, partitions) in topics { try broker.createTopic(name, partitions: partitions) }
-    return try await body(broker)
+    try await EmbeddedBroker.withBroker(brokers: brokers, logger: testLogger) { broker in
+        for (name, partitions) in topics { try broker.createTopic(name, partitions: partitions) }
+        return try await body(broker)
+    }
 }
 
 func clientConfiguration(_ broker: EmbeddedBroker, _ properties: [String: String] = [:]) -> KafkaClientConfiguration {

@@ -25,10 +25,10 @@ func testCoreConfiguration() throws -> CoreConfiguration {
 /// Every topic of the catalog, with `partitions` partitions each (co-partitioned), on a fresh embedded broker.
 func withPipelineBroker<T>(partitions: Int32 = 4, _ body: (EmbeddedBroker) async throws -> T) async throws -> T {
     let catalog = try TopicCatalog.load(from: repositoryRoot.appendingPathComponent("Schemas/topics.json"))
-    let broker = try EmbeddedBroker(logger: testLogger)
-    defer { broker.shutdown() }
-    for topic in catalog.topics { try broker.createTopic(topic.name, partitions: partitions) }
-    return try await body(broker)
+    return try await EmbeddedBroker.withBroker(logger: testLogger) { broker in
+        for topic in catalog.topics { try broker.createTopic(topic.name, partitions: partitions) }
+        return try await body(broker)
+    }
 }
 
 func client(_ broker: EmbeddedBroker) -> KafkaClientConfiguration {

@@ -6,12 +6,12 @@ import Testing
 
 /// The topics the sinks use, on a fresh embedded broker for `body`.
 func withSinkTopics<T>(_ body: (EmbeddedBroker) async throws -> T) async throws -> T {
-    let broker = try EmbeddedBroker(logger: testLogger)
-    defer { broker.shutdown() }
-    try broker.createTopic("notify.commands", partitions: 4)
-    try broker.createTopic("notify.outcomes", partitions: 4)
-    try broker.createTopic("notify.dlq", partitions: 1)
-    return try await body(broker)
+    try await EmbeddedBroker.withBroker(logger: testLogger) { broker in
+        try broker.createTopic("notify.commands", partitions: 4)
+        try broker.createTopic("notify.outcomes", partitions: 4)
+        try broker.createTopic("notify.dlq", partitions: 1)
+        return try await body(broker)
+    }
 }
 
 func kafkaConfiguration(_ broker: EmbeddedBroker) -> KafkaClientConfiguration {
