@@ -87,7 +87,9 @@ func deviceCommands(_ device: Int, count: Int, user: Int? = nil) -> [Notificatio
 
     @Test func aCommandInBackoffHoldsBackOnlyItsDevice() async throws {
         let apns = fixture.standIn()
-        apns.ledger.script("0001", [.error(status: 429, reason: "TooManyRequests", retryAfterSeconds: 1)])
+        // Retry-After gives the fast device three seconds for its two remaining requests: room for a
+        // machine busy with the tests beside this one (one second was once not enough in CI).
+        apns.ledger.script("0001", [.error(status: 429, reason: "TooManyRequests", retryAfterSeconds: 3)])
         try await withAPNs(apns) { broker, makeSink in
             // Same user, two devices: same partition, separate queues.
             let slow = deviceCommands(1, count: 3, user: 1)
