@@ -31,7 +31,7 @@ public final class KafkaAdmin: Sendable {
 
     public init(configuration: KafkaClientConfiguration, logger: Logger) throws {
         context = ClientContext(logger: logger)
-        let native = try NativeConfiguration(configuration.merged(with: [:]))
+        let native = try NativeConfiguration(configuration.merged(with: [:], for: .producer))
         try native.install(context)
         handle = NativeHandle(pointer: try makeNativeClient(type: RD_KAFKA_PRODUCER, configuration: native))
     }

@@ -8,7 +8,10 @@ public struct KafkaClientConfiguration: Sendable {
     public var bootstrapServers: String
     /// Reported to the brokers; shows in their logs and metrics.
     public var clientId: String
-    /// librdkafka properties, applied after the typed settings, so they win.
+    /// librdkafka properties, applied after the typed settings, so they win. One set serves
+    /// every client: a property librdkafka defines for consumers only is left out of producers
+    /// and admin clients, and one for producers only out of consumers, where librdkafka would
+    /// ignore it with a warning at every start.
     public var properties: [String: String]
 
     public init(bootstrapServers: String, clientId: String = "notify", properties: [String: String] = [:]) {
@@ -17,12 +20,47 @@ public struct KafkaClientConfiguration: Sendable {
         self.properties = properties
     }
 
-    /// The typed settings and the pass-through properties, merged: later wins.
-    func merged(with defaults: [String: String]) -> [String: String] {
+    /// What a client is to librdkafka, which decides the properties it takes.
+    enum Role {
+        /// A producer, or an admin client (a producer handle to librdkafka).
+        case producer
+        case consumer
+
+        /// The properties librdkafka 2.0.2 defines only for the other role
+        /// (CONFIGURATION.md, types P and C; callbacks cannot be set as text).
+        var foreignProperties: Set<String> {
+            switch self {
+            case .producer:
+                [
+                    "auto.commit.enable", "auto.commit.interval.ms", "auto.offset.reset", "check.crcs",
+                    "consume.callback.max.messages", "coordinator.query.interval.ms", "enable.auto.commit",
+                    "enable.auto.offset.store", "enable.partition.eof", "fetch.error.backoff.ms", "fetch.max.bytes",
+                    "fetch.message.max.bytes", "fetch.min.bytes", "fetch.wait.max.ms", "group.id", "group.instance.id",
+                    "group.protocol.type", "heartbeat.interval.ms", "isolation.level", "max.partition.fetch.bytes",
+                    "max.poll.interval.ms", "offset.store.method", "offset.store.path", "offset.store.sync.interval.ms",
+                    "partition.assignment.strategy", "queued.max.messages.kbytes", "queued.min.messages", "session.timeout.ms",
+                ]
+            case .consumer:
+                [
+                    "acks", "batch.num.messages", "batch.size", "compression.codec", "compression.level", "compression.type",
+                    "delivery.report.only.error", "delivery.timeout.ms", "enable.gapless.guarantee", "enable.idempotence",
+                    "linger.ms", "message.send.max.retries", "message.timeout.ms", "partitioner", "produce.offset.report",
+                    "queue.buffering.backpressure.threshold", "queue.buffering.max.kbytes", "queue.buffering.max.messages",
+                    "queue.buffering.max.ms", "queuing.strategy", "request.required.acks", "request.timeout.ms", "retries",
+                    "retry.backoff.ms", "sticky.partitioning.linger.ms", "transaction.timeout.ms", "transactional.id",
+                ]
+            }
+        }
+    }
+
+    /// The typed settings of a client in `role` and the pass-through properties that apply
+    /// to it, merged: later wins.
+    func merged(with defaults: [String: String], for role: Role) -> [String: String] {
         var result = defaults
         result["bootstrap.servers"] = bootstrapServers
         result["client.id"] = clientId
-        for (key, value) in properties { result[key] = value }
+        let foreign = role.foreignProperties
+        for (key, value) in properties where !foreign.contains(key) { result[key] = value }
         return result
     }
 }

@@ -91,7 +91,7 @@ public final class KafkaConsumer: Sendable {
             "enable.auto.offset.store": "false",
             "session.timeout.ms": String(configuration.sessionTimeoutMilliseconds),
             "heartbeat.interval.ms": String(max(100, configuration.sessionTimeoutMilliseconds / 5)),
-        ]))
+        ], for: .consumer))
         try native.install(context)
         rd_kafka_conf_set_rebalance_cb(native.pointer, rebalanceCallback)
         handle = ConsumerHandle(NativeHandle(pointer: try makeNativeClient(type: RD_KAFKA_CONSUMER, configuration: native)))

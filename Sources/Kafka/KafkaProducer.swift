@@ -43,7 +43,7 @@ public final class KafkaProducer: Sendable {
             // whichever client produced them (co-partitioning with topics the chat backend writes).
             "partitioner": "murmur2_random",
             "queue.buffering.max.messages": String(max(100_000, settings.inFlightLimit * 2)),
-        ]))
+        ], for: .producer))
         try native.install(context)
         rd_kafka_conf_set_dr_msg_cb(native.pointer, deliveryReportCallback)
         handle = NativeHandle(pointer: try makeNativeClient(type: RD_KAFKA_PRODUCER, configuration: native))
