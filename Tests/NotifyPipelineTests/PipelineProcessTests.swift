@@ -156,7 +156,7 @@ final class PipelineProcess: Sendable {
     /// and waits, without holding a thread, until the process has exited.
     func stop(with signal: Int32) async {
         if process.isRunning { Foundation.kill(process.processIdentifier, signal) }
-        while process.isRunning { try? await Task.sleep(for: .milliseconds(20)) }
+        while process.isRunning, !Task.isCancelled { try? await Task.sleep(for: .milliseconds(20)) }
     }
 
     /// SIGKILL without waiting: the clean-up after a failure.

@@ -13,7 +13,7 @@ public enum SettingsCatalogue {
         .init("kafka.groupId", .text, flag: "--group",
               "Consumer group. Unset: the command's own (`notify` for the pipeline, whose stages join `GROUP.fanout` and `GROUP.route`; `notify-sink-KIND` for a sink)."),
         .init("kafka.properties", .properties, default: .properties([:]), flag: "-X",
-              "Any librdkafka property (`security.protocol`, `sasl.*`, `ssl.*`, ...), passed through unchanged. Layers merge name by name."),
+              "Any librdkafka property (`security.protocol`, `sasl.*`, `ssl.*`, ...), passed through unchanged to every client that takes it (consumer-only properties skip producers, producer-only ones skip consumers). Layers merge name by name."),
         .init("kafka.maxBatchSize", .integer(1...100_000), default: .integer(1000),
               "Most records handed to a stage or sink in one batch."),
         // Pipeline
