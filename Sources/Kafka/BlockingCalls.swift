@@ -11,13 +11,15 @@ struct BlockingCallQueue: Sendable {
         queue = DispatchQueue(label: label)
     }
 
-    /// Runs `call` on this queue's thread and resumes the caller with its result.
-    func run<T: Sendable>(_ call: @escaping @Sendable () throws -> T) async throws -> T {
-        try await withCheckedThrowingContinuation { continuation in
+    /// Runs `call` on this queue's thread and resumes the caller with its result
+    /// (a call that cannot fail makes a `run` that cannot either).
+    func run<T: Sendable, Failure: Error>(_ call: @escaping @Sendable () throws(Failure) -> T) async throws(Failure) -> T {
+        let result: Result<T, Failure> = await withCheckedContinuation { continuation in
             queue.async {
-                continuation.resume(with: Result { try call() })
+                continuation.resume(returning: Result { () throws(Failure) -> T in try call() })
             }
         }
+        return try result.get()
     }
 }
 

@@ -1,5 +1,4 @@
 import CRdkafka
-import Foundation
 import Logging
 
 /// A Kafka-protocol cluster in this process: librdkafka's mock cluster.
@@ -17,6 +16,7 @@ public final class EmbeddedBroker: Sendable {
     private let host: NativeHandle
     private let cluster: NativeHandle
     private let context: ClientContext
+    private let blockingCalls = BlockingCallQueue(label: "notify.kafka.embedded-broker")
     /// Broker ids, 1...brokers.
     public let brokerIds: ClosedRange<Int32>
     /// `HOST:PORT,...` for clients.
@@ -79,12 +79,9 @@ public final class EmbeddedBroker: Sendable {
     /// on a thread of its own, never on the cooperative pool. Call it once.
     public func shutdown() async {
         let cluster = cluster, host = host
-        await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
-            Thread.detachNewThread {
-                rd_kafka_mock_cluster_destroy(cluster.pointer)
-                rd_kafka_destroy(host.pointer)
-                done.resume()
-            }
+        await blockingCalls.run {
+            rd_kafka_mock_cluster_destroy(cluster.pointer)
+            rd_kafka_destroy(host.pointer)
         }
     }
 

@@ -97,7 +97,7 @@ public final class KafkaProducer: Sendable {
     /// Waits until every enqueued record has its delivery report.
     public func flush(timeoutMilliseconds: Int32 = 60_000) async throws {
         let handle = handle
-        let result = try await blockingCalls.run { rd_kafka_flush(handle.pointer, timeoutMilliseconds) }
+        let result = await blockingCalls.run { rd_kafka_flush(handle.pointer, timeoutMilliseconds) }
         if result != RD_KAFKA_RESP_ERR_NO_ERROR { throw KafkaError(result, context: "flush") }
     }
 
