@@ -2,7 +2,8 @@ import Kafka
 import NotifyCore
 
 /// What a batch of input made, ready for Kafka: outputs (with dead letters)
-/// first, then the changelog once they are acknowledged, then the offsets.
+/// first, then (when the tasks save, see ``PartitionTask/save(logic:)``) the
+/// changelog once they are acknowledged, then the offsets.
 struct TaskOutput: Sendable {
     var records: [OutgoingRecord] = []
     var changelog: [OutgoingRecord] = []
@@ -57,6 +58,10 @@ struct PartitionTask<Logic: StageLogic>: Sendable {
     var anchor: (eventTime: EventTime, wall: ContinuousClock.Instant)?
     /// Side-input records waiting for the driving topic to reach their time (see ``StageAlignment``), in time order.
     var aligning: [(record: KafkaRecord, arrived: ContinuousClock.Instant)] = []
+    /// Keys changed since their last changelog record (see ``save(logic:)``).
+    var unsaved: Set<String> = []
+    /// The offsets the last save gave.
+    var savedOffsets: [TopicPartition: Int64] = [:]
 
     init(partition: Int32, state: Logic.State) {
         self.partition = partition
@@ -82,7 +87,7 @@ struct PartitionTask<Logic: StageLogic>: Sendable {
             }
         }
         if let eventTime = logic.now(state) { anchor = (eventTime, now) }
-        finish(touched: touched, logic: logic, into: &output)
+        finish(touched: touched, logic: logic)
         return output
     }
 
@@ -95,7 +100,7 @@ struct PartitionTask<Logic: StageLogic>: Sendable {
             fold(record, logic: logic, limits: limits, touched: &touched, into: &output)
         }
         output.deadLetters = []
-        finish(touched: touched, logic: logic, into: &output)
+        finish(touched: touched, logic: logic)
         return output
     }
 
@@ -140,12 +145,12 @@ struct PartitionTask<Logic: StageLogic>: Sendable {
             if let eventTime = logic.now(state) { anchor = (eventTime, wall) }
         }
         guard let anchor, (wall - anchor.wall).milliseconds > 0 else {
-            finish(touched: touched, logic: logic, into: &output)
+            finish(touched: touched, logic: logic)
             return output
         }
         let milliseconds = (wall - anchor.wall).milliseconds
         apply(logic.fold(&state, logic.clock(anchor.eventTime.adding(milliseconds: milliseconds))), touched: &touched, into: &output)
-        finish(touched: touched, logic: logic, into: &output)
+        finish(touched: touched, logic: logic)
         return output
     }
 
@@ -156,7 +161,7 @@ struct PartitionTask<Logic: StageLogic>: Sendable {
             var output = TaskOutput()
             var touched: Set<String> = []
             fold(record, logic: logic, limits: limits, touched: &touched, into: &output)
-            finish(touched: touched, logic: logic, into: &output)
+            finish(touched: touched, logic: logic)
             return output
         }
         align(record, arrived: .now)
@@ -226,17 +231,26 @@ struct PartitionTask<Logic: StageLogic>: Sendable {
         touched.formUnion(step.touchedKeys)
     }
 
-    /// Forgets finished waits, writes the changelog of touched keys, and works
-    /// out the offsets to commit: below the oldest record still waiting.
-    private mutating func finish(touched: Set<String>, logic: Logic, into output: inout TaskOutput) {
-        for key in touched.sorted() {
+    /// Forgets finished waits of the touched keys and marks them unsaved.
+    private mutating func finish(touched: Set<String>, logic: Logic) {
+        for key in touched where !waiting.isEmpty {
             let stillWaiting = Set(logic.waiting(in: state, key: key))
             waiting = waiting.filter { $0.value.key != key || stillWaiting.contains($0.key) }
+        }
+        unsaved.formUnion(touched)
+    }
+
+    /// The changelog of the keys changed since the last save (one record per key, however
+    /// often it changed) and the offsets it makes safe to commit, unless the last save gave
+    /// them already: below the oldest record still waiting or aligning.
+    mutating func save(logic: Logic) -> TaskOutput {
+        var output = TaskOutput()
+        for key in unsaved.sorted() {
             let value = ChangelogValue(entry: logic.snapshot(state, key: key), applied: applied[key] ?? [:], recent: recent[key] ?? [])
             output.changelog.append(OutgoingRecord(
                 topic: logic.changelogTopic, key: Array(key.utf8), value: value.encoded(), partition: partition))
         }
-        // The oldest record of each topic still waiting or aligning: offsets are committed below it.
+        unsaved = []
         var oldest: [String: Int64] = [:]
         for position in waiting.values where position.offset < oldest[position.topic] ?? .max {
             oldest[position.topic] = position.offset
@@ -247,6 +261,12 @@ struct PartitionTask<Logic: StageLogic>: Sendable {
         for (topic, next) in processed {
             output.offsets[TopicPartition(topic: topic, partition: partition)] = min(next, oldest[topic] ?? next)
         }
+        if output.offsets == savedOffsets {
+            output.offsets = [:]  // Stored already.
+        } else {
+            savedOffsets = output.offsets
+        }
+        return output
     }
 }
 

@@ -14,13 +14,17 @@ public struct PipelineSettings: Sendable {
     public var maxRecordBytes: Int
     /// How often quiet tasks let wall-clock time advance their event time.
     public var tickInterval: Duration
+    /// How long each task gathers changes before it writes the changelog of the keys it changed
+    /// (one record per key) and stores the offsets of its input. A crash repeats at most the work
+    /// since (and since the consumer's last commit), with the same command ids and bytes.
+    public var saveInterval: Duration
     /// The thumbnail service stage 1 asks for image attachments (rule 10); `nil`: none.
     public var thumbnails: ThumbnailSettings?
 
     public init(
         client: KafkaClientConfiguration, groupId: String = "notify", stages: Set<StageName> = Set(StageName.allCases),
         core: CoreConfiguration, maxRecordBytes: Int = 1_000_000, tickInterval: Duration = .milliseconds(250),
-        thumbnails: ThumbnailSettings? = nil
+        saveInterval: Duration = .seconds(1), thumbnails: ThumbnailSettings? = nil
     ) {
         self.client = client
         self.groupId = groupId
@@ -28,6 +32,7 @@ public struct PipelineSettings: Sendable {
         self.core = core
         self.maxRecordBytes = maxRecordBytes
         self.tickInterval = tickInterval
+        self.saveInterval = saveInterval
         self.thumbnails = thumbnails
     }
 }
@@ -77,7 +82,7 @@ public final class NotifyPipeline: Sendable {
                     markReady("identities")
                     let runner = StageRunner(
                         logic: FanoutStageLogic(stage: stage, identities: directory), producer: producer,
-                        restorer: restorer, observer: observer, limits: limits, logger: logger)
+                        restorer: restorer, observer: observer, limits: limits, saveInterval: settings.saveInterval, logger: logger)
                     let thumbnails = settings.thumbnails.map { MessageThumbnails(settings: $0, logger: logger) }
                     group.addTask { try await self.consume(with: runner, thumbnails: thumbnails) }
                     group.addTask { try await identities.follow(from: positions) { try await runner.broadcast($0) } }
@@ -86,7 +91,7 @@ public final class NotifyPipeline: Sendable {
                 if settings.stages.contains(.route) {
                     let runner = StageRunner(
                         logic: RouteStageLogic(stage: RouteStage(configuration: settings.core)), producer: producer,
-                        restorer: restorer, observer: observer, limits: limits, logger: logger)
+                        restorer: restorer, observer: observer, limits: limits, saveInterval: settings.saveInterval, logger: logger)
                     group.addTask { try await self.consume(with: runner) }
                     group.addTask { try await self.tick(runner) }
                 }

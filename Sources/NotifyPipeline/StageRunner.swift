@@ -3,14 +3,16 @@ import Logging
 import NotifyCore
 
 /// Runs one stage's tasks on Kafka: folds each consumed batch through the
-/// tasks of its partitions, sends what they made, then their changelog, then
-/// stores the input offsets, in that order, batch after batch.
+/// tasks of its partitions and sends what they made; every ``saveInterval``
+/// (and before partitions are given up) it writes the changelog of the keys
+/// changed since the last save, then stores the input offsets, in that order.
 ///
 /// Sending is pipelined (up to ``maxBatchesInFlight`` batches await their
 /// acknowledgements while the next ones are folded, and their acknowledgements
-/// overlap), but each batch's changelog follows the acknowledgement of its own
-/// outputs, and its offsets that of its changelog and of every earlier batch's,
-/// so a crash at any moment loses nothing.
+/// overlap), but a save's changelog follows the acknowledgement of the outputs
+/// of every batch before it, and its offsets that of its changelog and of every
+/// earlier save's, so a crash at any moment loses nothing: it repeats at most
+/// the work since the last save, with the same command ids and bytes.
 actor StageRunner<Logic: StageLogic> {
     let logic: Logic
     private let producer: KafkaProducer
@@ -19,20 +21,34 @@ actor StageRunner<Logic: StageLogic> {
     private let logger: Logger
     private let limits: RecordLimits
     private let maxBatchesInFlight = 8
+    /// How long changes gather before the changelog is written; a key changed many times meanwhile
+    /// gets one record.
+    private let saveInterval: Duration
+    /// When the next task's turn to save comes.
+    private var nextSave = ContinuousClock.now
+    /// The partition whose task saved last.
+    private var lastSaved: Int32 = -1
+    /// Whether a batch came since the last tick.
+    private var processedSinceTick = false
     private var consumer: KafkaConsumer?
     private var tasks: [Int32: PartitionTask<Logic>] = [:]
     /// Tasks given up, kept with the changelog position they were restored to, in case they come back.
     private var standby: [Int32: (task: PartitionTask<Logic>, changelogPosition: Int64)] = [:]
     private var changelogPositions: [Int32: Int64] = [:]
     private var inFlight: [Task<Void, any Error>] = []
-    /// The enqueueing of the latest batch's outputs; the next batch's waits for it.
+    /// The enqueueing of the latest outputs; the next ones wait for it.
     private var outputsEnqueued: Task<PendingDeliveries, Never>?
-    /// The enqueueing of the latest batch's changelog; the next batch's waits for it.
+    /// The acknowledgement of the latest outputs and all before them; the next save's changelog waits for it.
+    private var outputsAcknowledged: Task<Void, any Error>?
+    /// The enqueueing of the latest save's changelog; the next save's waits for it.
     private var changelogEnqueued: Task<PendingDeliveries, any Error>?
+    /// The storing of the latest save's offsets; the next save's waits for it.
+    private var offsetsStored: Task<Void, any Error>?
 
     init(logic: Logic, producer: KafkaProducer, restorer: ChangelogRestorer, observer: PipelineObserver,
-         limits: RecordLimits, logger: Logger) {
+         limits: RecordLimits, saveInterval: Duration, logger: Logger) {
         self.logic = logic
+        self.saveInterval = saveInterval
         self.producer = producer
         self.restorer = restorer
         self.observer = observer
@@ -60,6 +76,8 @@ actor StageRunner<Logic: StageLogic> {
             tasks[partition] = task
         }
         observer.consumed(batch)
+        processedSinceTick = true
+        saveIfDue(into: &output)
         try await send(output, consumedAt: .now)
     }
 
@@ -73,6 +91,8 @@ actor StageRunner<Logic: StageLogic> {
     }
 
     /// Lets wall-clock time advance event time in every task, so waits end while input is quiet.
+    /// When no batch came since the last tick, every task saves: a quiet stage has its offsets
+    /// stored without waiting for its turns.
     func tick() async throws {
         if let lag = try? consumer?.lag(), !lag.isEmpty { observer.onLag(lag) }
         let now = ContinuousClock.now
@@ -80,7 +100,13 @@ actor StageRunner<Logic: StageLogic> {
         for partition in tasks.keys.sorted() {
             output.append(tasks[partition]!.advanceClock(logic: logic, limits: limits, now: now))
         }
-        guard !output.records.isEmpty || !output.changelog.isEmpty else { return }
+        if processedSinceTick {
+            saveIfDue(into: &output)
+        } else {
+            for partition in tasks.keys.sorted() { output.append(tasks[partition]!.save(logic: logic)) }
+        }
+        processedSinceTick = false
+        guard !output.isEmpty else { return }
         try await send(output)
     }
 
@@ -121,11 +147,32 @@ actor StageRunner<Logic: StageLogic> {
         // Put aside first: a batch that reaches this runner while the work is being finished
         // drops their records (their next owner reads them from the commit) instead of adding
         // work whose offsets could only be stored after the partitions are gone.
+        var saved = TaskOutput()
         for partition in partitions {
-            guard let task = tasks.removeValue(forKey: partition) else { continue }
+            guard var task = tasks.removeValue(forKey: partition) else { continue }
+            saved.append(task.save(logic: logic))
             standby[partition] = (task, changelogPositions[partition] ?? 0)
         }
-        do { try await drain() } catch { logger.error("Could not finish work before giving partitions up: \(error)") }
+        do {
+            try await send(saved)
+            try await drain()
+        } catch { logger.error("Could not finish work before giving partitions up: \(error)") }
+    }
+
+    /// Adds to `output` the saves that are due. The tasks take turns, one every
+    /// ``saveInterval`` / their count, so each saves once per interval and no fold waits
+    /// for all of them at once.
+    private func saveIfDue(into output: inout TaskOutput) {
+        guard !tasks.isEmpty else { return }
+        let now = ContinuousClock.now
+        let partitions = tasks.keys.sorted()
+        nextSave = max(nextSave, now - saveInterval)  // After a quiet spell, one round at most.
+        while nextSave <= now {
+            let partition = partitions.first { $0 > lastSaved } ?? partitions[0]
+            output.append(tasks[partition]!.save(logic: logic))
+            lastSaved = partition
+            nextSave += saveInterval / partitions.count
+        }
     }
 
     /// Waits until everything queued, also while waiting, is acknowledged and its offsets stored.
@@ -148,42 +195,54 @@ actor StageRunner<Logic: StageLogic> {
                 "topic": "\(letter.sourceTopic)", "partition": "\(letter.sourcePartition)", "offset": "\(letter.sourceOffset)",
             ])
         }
-        let previous = inFlight.last
         let producer = producer
         let consumer = consumer
         let observer = observer
         let logger = logger
         let records = output.records + output.deadLetters.map(\.record)
         let stage = logic.name
-        // Three ordered steps per batch, each chained to the same step of the batch before, so
-        // batches overlap without reordering: its outputs are enqueued after the previous
-        // batch's outputs; its changelog once its outputs are acknowledged and after the previous
-        // batch's changelog is enqueued; its offsets once its changelog is acknowledged and the
-        // previous batch's offsets are stored. A crash at any moment loses nothing.
+        // Ordered steps, each chained to the same step of the send before, so sends overlap
+        // without reordering: the outputs are enqueued after the previous outputs, and count as
+        // acknowledged once they and all outputs before them are. A save's changelog is enqueued
+        // after that and after the previous changelog; its offsets are stored once its changelog
+        // is acknowledged and the previous save's offsets are stored. A crash at any moment loses nothing.
         let previousOutputs = outputsEnqueued
         let outputs = Task {
             _ = await previousOutputs?.value
             return await producer.enqueue(records)
         }
         outputsEnqueued = outputs
-        let previousChangelog = changelogEnqueued
-        let changelog = Task {
+        let previousAcknowledged = outputsAcknowledged
+        let acknowledged = Task {
             _ = try await outputs.value.reports()
             observer.produced(records, commands: output.commands, deadLetters: output.deadLetters)
             if let consumedAt { observer.onProcessed(stage, .now - consumedAt) }
-            _ = try await previousChangelog?.value
-            return await producer.enqueue(output.changelog)
+            try await previousAcknowledged?.value
         }
-        changelogEnqueued = changelog
-        inFlight.append(Task {
-            _ = try await changelog.value.reports()
-            try await previous?.value
-            guard let consumer, !output.offsets.isEmpty else { return }
-            do { try consumer.store(output.offsets) } catch {
-                // A partition given up meanwhile: its new owner re-reads from the last commit.
-                logger.debug("Offsets not stored: \(error)")
+        outputsAcknowledged = acknowledged
+        if output.changelog.isEmpty && output.offsets.isEmpty {
+            inFlight.append(acknowledged)
+        } else {
+            let previousChangelog = changelogEnqueued
+            let changelog = Task {
+                try await acknowledged.value
+                _ = try await previousChangelog?.value
+                return await producer.enqueue(output.changelog)
             }
-        })
+            changelogEnqueued = changelog
+            let previousSave = offsetsStored
+            let stored = Task {
+                _ = try await changelog.value.reports()
+                try await previousSave?.value
+                guard let consumer, !output.offsets.isEmpty else { return }
+                do { try consumer.store(output.offsets) } catch {
+                    // A partition given up meanwhile: its new owner re-reads from the last commit.
+                    logger.debug("Offsets not stored: \(error)")
+                }
+            }
+            offsetsStored = stored
+            inFlight.append(stored)
+        }
         if inFlight.count > maxBatchesInFlight {
             try await inFlight.removeFirst().value
         }

@@ -20,7 +20,7 @@ struct PipelineBenchmark: AsyncParsableCommand {
     @Option(help: "Offered messages/s for the latency run.") var rate: Int = 10_000
     @Option(help: "Seconds of the latency run.") var seconds: Int = 5
     @Option(help: "The Schemas directory.") var schemas: String = "Schemas"
-    @Option(name: .customShort("X"), help: ArgumentHelp("A librdkafka property for the pipeline's clients.", valueName: "name=value"))
+    @Option(name: .customShort("X"), help: ArgumentHelp("A librdkafka property for the pipeline's clients and the producer feeding it.", valueName: "name=value"))
     var properties: [String] = []
 
     static let identities = 50_000
@@ -29,9 +29,6 @@ struct PipelineBenchmark: AsyncParsableCommand {
     func run() async throws {
         var logger = Logger(label: "notify.bench")
         logger.logLevel = .error
-        let producer = try KafkaProducer(
-            configuration: KafkaClientConfiguration(bootstrapServers: bootstrap, clientId: "notify-bench"), logger: logger)
-        try await seed(producer)
         var client = KafkaClientConfiguration(bootstrapServers: bootstrap, clientId: "notify-bench")
         for property in properties {
             guard let (name, value) = KafkaClientConfiguration.property(property) else {
@@ -39,6 +36,9 @@ struct PipelineBenchmark: AsyncParsableCommand {
             }
             client.properties[name] = value
         }
+        // The chat backend's producer, feeding the pipeline.
+        let producer = try KafkaProducer(configuration: client, logger: logger)
+        try await seed(producer)
 
         let acknowledged = CommandClock()
         let pipeline = NotifyPipeline(

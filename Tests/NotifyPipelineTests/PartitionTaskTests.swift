@@ -1,0 +1,53 @@
+import Kafka
+import NotifyCore
+import Testing
+@testable import NotifyPipeline
+
+@Suite struct PartitionTaskTests {
+    let logic: FanoutStageLogic
+
+    init() throws {
+        let stage = FanoutStage(configuration: try testCoreConfiguration())
+        var identities = FanoutState()
+        for event in [Scenario.identity("alice", "Alice", at: 0), Scenario.identity("bob", "Bob", at: 0)] {
+            _ = stage.fold(&identities, try #require(try InputEvent.decode(topic: event.topic, value: Array(event.json.utf8)).fanoutInput))
+        }
+        logic = FanoutStageLogic(stage: stage, identities: identities)
+    }
+
+    func record(_ event: ScenarioEvent, key: String, offset: Int64, at second: Int64) -> KafkaRecord {
+        KafkaRecord(topic: event.topic, partition: 0, offset: offset, key: Array(key.utf8), value: Array(event.json.utf8),
+                    timestampMilliseconds: Scenario.base.milliseconds + second * 1000)
+    }
+
+    /// Folding sends the outputs at once but no changelog and no offsets; a save writes one
+    /// changelog record per changed key, holding every change, and the offsets past all of it.
+    @Test func aSaveWritesEachChangedKeyOnceWithTheOffsetsItCovers() throws {
+        var task = PartitionTask<FanoutStageLogic>(partition: 0, state: logic.initialState())
+        let messages = (0..<3).map { (index: Int64) -> KafkaRecord in
+            let event = Scenario.message("m\(index)", in: "c1", from: "alice", "hi", at: Double(index + 1))
+            return record(event, key: "c1", offset: index, at: index + 1)
+        }
+        let output = task.process(
+            [record(Scenario.conversation("c1", members: ["alice", "bob"]), key: "c1", offset: 0, at: 0)] + messages,
+            logic: logic, limits: RecordLimits())
+        #expect(output.records.count == 3)
+        #expect(output.changelog.isEmpty)
+        #expect(output.offsets.isEmpty)
+
+        let saved = task.save(logic: logic)
+        #expect(saved.records.isEmpty)
+        #expect(saved.changelog.map { String(decoding: $0.key ?? [], as: UTF8.self) } == ["c1"])
+        let value = try ChangelogValue.decode(try #require(saved.changelog.first).value)
+        #expect(value.applied == [Topic.conversations: 0, Topic.messages: 2])
+        #expect(value.recent == ["c-c1-0.0", "e-m0", "e-m1", "e-m2"])
+        #expect(saved.offsets == [
+            TopicPartition(topic: Topic.conversations, partition: 0): 1, TopicPartition(topic: Topic.messages, partition: 0): 3,
+        ])
+
+        // Nothing new: nothing to write, and the offsets are stored already.
+        let again = task.save(logic: logic)
+        #expect(again.changelog.isEmpty)
+        #expect(again.offsets.isEmpty)
+    }
+}
