@@ -61,3 +61,24 @@ public struct FanoutRecord: Sendable, Hashable, Codable, JSONRepresentable {
         try jsonValue.encode(to: encoder)
     }
 }
+
+extension CoreJSON {
+    /// The bytes of a fanout record: the same as `encode(record.jsonValue)`,
+    /// written straight from the struct (keys in sorted order by construction),
+    /// since stage 1 writes one per message and recipient.
+    public static func encode(_ record: FanoutRecord) -> [UInt8] {
+        var writer = JSONWriter(capacity: 1500)
+        writer.writeObject { writer, first in
+            writer.member("at", record.at.rfc3339, &first)
+            writer.constantKey("content", &first)
+            record.content.write(to: &writer, identity: IdentityJSON(record.content))
+            writer.member("conversationId", record.conversationId, &first)
+            writer.member("id", record.id, &first)
+            writer.member("messageId", record.messageId, &first)
+            writer.member("notificationType", record.notificationType, &first)
+            writer.member("recipientId", record.recipientId, &first)
+            writer.member("type", FanoutRecord.eventType, &first)
+        }
+        return writer.bytes
+    }
+}
