@@ -40,23 +40,25 @@ public enum DeterministicID {
         let length = label.utf8CodeUnitCount + 1 + first.utf8.count + (second.map { 1 + $0.utf8.count } ?? 0)
             + (third.map { 1 + $0.utf8.count } ?? 0)
         return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: length) { buffer in
-            var count = label.utf8CodeUnitCount
-            _ = buffer.initialize(fromContentsOf: UnsafeBufferPointer(start: label.utf8Start, count: count))
-            func add(_ part: String?) {
-                guard var part else { return }
-                buffer[count] = 0x1F
-                count += 1
-                part.withUTF8 { utf8 in
-                    _ = UnsafeMutableBufferPointer(rebasing: buffer[count...]).initialize(fromContentsOf: utf8)
-                    count += utf8.count
-                }
-            }
-            add(first)
-            add(second)
-            add(third)
+            let start = buffer.baseAddress!
+            start.initialize(from: label.utf8Start, count: label.utf8CodeUnitCount)
+            var end = start + label.utf8CodeUnitCount
+            end = append(first, at: end)
+            if let second { end = append(second, at: end) }
+            if let third { end = append(third, at: end) }
             var hasher = SHA256()
-            hasher.update(bufferPointer: UnsafeRawBufferPointer(buffer))
+            hasher.update(bufferPointer: UnsafeRawBufferPointer(start: start, count: end - start))
             return hasher.finalize()
+        }
+    }
+
+    /// Writes 0x1F and `part` at `position`; returns where they end.
+    private static func append(_ part: String, at position: UnsafeMutablePointer<UInt8>) -> UnsafeMutablePointer<UInt8> {
+        var part = part
+        position.initialize(to: 0x1F)
+        return part.withUTF8 { utf8 in
+            if let base = utf8.baseAddress { (position + 1).initialize(from: base, count: utf8.count) }
+            return position + 1 + utf8.count
         }
     }
 
