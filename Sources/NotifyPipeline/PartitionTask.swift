@@ -60,7 +60,7 @@ struct PartitionTask<Logic: StageLogic>: Sendable {
     var aligning: [(record: KafkaRecord, arrived: ContinuousClock.Instant)] = []
     /// Keys changed since their last changelog record (see ``save(logic:)``).
     var unsaved: Set<String> = []
-    /// The offsets the last save gave.
+    /// The offsets the last save gave (forgotten when the task is assigned again).
     var savedOffsets: [TopicPartition: Int64] = [:]
 
     init(partition: Int32, state: Logic.State) {

@@ -70,7 +70,11 @@ public final class NotifyPipeline: Sendable {
     public func run() async throws {
         let admin = try KafkaAdmin(configuration: settings.client, logger: logger)
         try await checkCoPartitioning(admin)
-        let producer = try KafkaProducer(configuration: settings.largeRecordClient(property: "message.max.bytes"), logger: logger)
+        // A notification waits at most 1 ms for a batch to fill, at each of the two hops (librdkafka's
+        // default is 5 ms); under load batches fill anyway. `-X linger.ms=…` overrides it.
+        let producer = try KafkaProducer(
+            configuration: settings.largeRecordClient(property: "message.max.bytes"),
+            settings: KafkaProducerSettings(lingerMilliseconds: 1), logger: logger)
         let restorer = ChangelogRestorer(client: settings.client, admin: admin, logger: logger)
         let limits = RecordLimits(maxRecordBytes: settings.maxRecordBytes)
         do {

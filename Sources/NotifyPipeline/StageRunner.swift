@@ -9,7 +9,8 @@ import NotifyCore
 ///
 /// Sending is pipelined (up to ``maxBatchesInFlight`` batches await their
 /// acknowledgements while the next ones are folded, and their acknowledgements
-/// overlap), but a save's changelog follows the acknowledgement of the outputs
+/// overlap; saves have a window of their own, so a fold never waits for a
+/// changelog), but a save's changelog follows the acknowledgement of the outputs
 /// of every batch before it, and its offsets that of its changelog and of every
 /// earlier save's, so a crash at any moment loses nothing: it repeats at most
 /// the work since the last save, with the same command ids and bytes.
@@ -21,6 +22,7 @@ actor StageRunner<Logic: StageLogic> {
     private let logger: Logger
     private let limits: RecordLimits
     private let maxBatchesInFlight = 8
+    private let maxSavesInFlight = 4
     /// How long changes gather before the changelog is written; a key changed many times meanwhile
     /// gets one record.
     private let saveInterval: Duration
@@ -35,7 +37,10 @@ actor StageRunner<Logic: StageLogic> {
     /// Tasks given up, kept with the changelog position they were restored to, in case they come back.
     private var standby: [Int32: (task: PartitionTask<Logic>, changelogPosition: Int64)] = [:]
     private var changelogPositions: [Int32: Int64] = [:]
+    /// Outputs awaiting their acknowledgement, oldest first.
     private var inFlight: [Task<Void, any Error>] = []
+    /// Saves whose offsets are not stored yet, oldest first.
+    private var savesInFlight: [Task<Void, any Error>] = []
     /// The enqueueing of the latest outputs; the next ones wait for it.
     private var outputsEnqueued: Task<PendingDeliveries, Never>?
     /// The acknowledgement of the latest outputs and all before them; the next save's changelog waits for it.
@@ -117,6 +122,8 @@ actor StageRunner<Logic: StageLogic> {
         for partition in partitions where tasks[partition] == nil {
             let kept = standby.removeValue(forKey: partition)
             var task = kept?.task ?? PartitionTask(partition: partition, state: logic.initialState())
+            // The consumer forgets stored offsets with its assignment: the next save stores them anew.
+            task.savedOffsets = [:]
             let started = ContinuousClock.now
             let restored = try await restorer.read(
                 topic: logic.changelogTopic, partition: partition, from: kept?.changelogPosition ?? 0)
@@ -177,9 +184,10 @@ actor StageRunner<Logic: StageLogic> {
 
     /// Waits until everything queued, also while waiting, is acknowledged and its offsets stored.
     func drain() async throws {
-        while !inFlight.isEmpty {
-            let pending = inFlight
+        while !inFlight.isEmpty || !savesInFlight.isEmpty {
+            let pending = inFlight + savesInFlight
             inFlight = []
+            savesInFlight = []
             for work in pending { try await work.value }
         }
     }
@@ -220,9 +228,8 @@ actor StageRunner<Logic: StageLogic> {
             try await previousAcknowledged?.value
         }
         outputsAcknowledged = acknowledged
-        if output.changelog.isEmpty && output.offsets.isEmpty {
-            inFlight.append(acknowledged)
-        } else {
+        inFlight.append(acknowledged)
+        if !output.changelog.isEmpty || !output.offsets.isEmpty {
             let previousChangelog = changelogEnqueued
             let changelog = Task {
                 try await acknowledged.value
@@ -241,7 +248,10 @@ actor StageRunner<Logic: StageLogic> {
                 }
             }
             offsetsStored = stored
-            inFlight.append(stored)
+            savesInFlight.append(stored)
+            if savesInFlight.count > maxSavesInFlight {
+                try await savesInFlight.removeFirst().value
+            }
         }
         if inFlight.count > maxBatchesInFlight {
             try await inFlight.removeFirst().value
