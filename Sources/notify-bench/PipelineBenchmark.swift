@@ -40,9 +40,12 @@ struct PipelineBenchmark: AsyncParsableCommand {
         let producer = try KafkaProducer(configuration: client, logger: logger)
         try await seed(producer)
 
+        // Tags this run's event and message ids: the changelog topics are shared by every group, so
+        // on a broker used before, ids of an earlier run would be recognised as applied already.
+        let run = String(UInt32.random(in: 0...UInt32.max), radix: 36)
         let acknowledged = CommandClock()
         let pipeline = NotifyPipeline(
-            settings: PipelineSettings(client: client, groupId: "bench-\(UInt32.random(in: 0...UInt32.max))",
+            settings: PipelineSettings(client: client, groupId: "bench-\(run)",
                                        core: try CoreConfiguration.load(schemasDirectory: schemas)),
             observer: PipelineObserver(onProduced: { _, commands, _ in acknowledged.record(commands) }),
             logger: logger)
@@ -53,7 +56,7 @@ struct PipelineBenchmark: AsyncParsableCommand {
         let start = ContinuousClock.now
         let cpuBefore = ProcessCPUClock.seconds()
         let sent = Sent()
-        try await produceMessages(0..<count, producer: producer, sent: sent, pace: nil)
+        try await produceMessages(0..<count, run: run, producer: producer, sent: sent, pace: nil)
         try await acknowledged.wait(for: count)
         let elapsed = (ContinuousClock.now - start).seconds
         let cpu = ProcessCPUClock.seconds() - cpuBefore
@@ -63,7 +66,7 @@ struct PipelineBenchmark: AsyncParsableCommand {
         // Latency at the offered rate.
         let total = rate * seconds
         let latencySent = Sent()
-        try await produceMessages(count..<(count + total), producer: producer, sent: latencySent, pace: rate)
+        try await produceMessages(count..<(count + total), run: run, producer: producer, sent: latencySent, pace: rate)
         try await acknowledged.wait(for: count + total)
         let latencies = acknowledged.latencies(since: latencySent).sorted()
         func percentile(_ p: Double) -> Double { latencies[min(latencies.count - 1, Int(Double(latencies.count) * p))] }
@@ -94,7 +97,7 @@ struct PipelineBenchmark: AsyncParsableCommand {
     }
 
     /// Produces message events; with `pace`, at that many per second in 10 ms slices.
-    private func produceMessages(_ range: Range<Int>, producer: KafkaProducer, sent: Sent, pace: Int?) async throws {
+    private func produceMessages(_ range: Range<Int>, run: String, producer: KafkaProducer, sent: Sent, pace: Int?) async throws {
         let slice = pace.map { max(1, $0 / 100) } ?? 5_000
         let began = ContinuousClock.now
         var pending: [Task<Void, any Error>] = []
@@ -106,10 +109,10 @@ struct PipelineBenchmark: AsyncParsableCommand {
             let now = ContinuousClock.now
             let records = numbers.map { number -> OutgoingRecord in
                 let conversation = number % Self.conversations
-                let json = #"{"type":"message.received","id":"e\#(number)","at":"2026-11-22T10:00:00Z","messageId":"m\#(number)","conversationId":"c\#(conversation)","senderId":"u\#(2 * conversation)","kind":"text","text":"benchmark message \#(number)"}"#
+                let json = #"{"type":"message.received","id":"e\#(run)-\#(number)","at":"2026-11-22T10:00:00Z","messageId":"m\#(run)-\#(number)","conversationId":"c\#(conversation)","senderId":"u\#(2 * conversation)","kind":"text","text":"benchmark message \#(number)"}"#
                 return OutgoingRecord(topic: Topic.messages, key: Array("c\(conversation)".utf8), value: Array(json.utf8))
             }
-            sent.record(numbers.map { "m\($0)" }, at: now)
+            sent.record(numbers.map { "m\(run)-\($0)" }, at: now)
             pending.append(Task { _ = try await producer.send(records) })
             if pending.count > 32 { try await pending.removeFirst().value }
         }
@@ -143,8 +146,21 @@ final class CommandClock: Sendable {
         }
     }
 
+    /// Waits until `count` messages have their commands; fails if a minute passes without one more.
     func wait(for count: Int) async throws {
-        while acknowledged.withLock({ $0.count }) < count { try await Task.sleep(for: .milliseconds(5)) }
+        var seen = 0
+        var lastProgress = ContinuousClock.now
+        while true {
+            let now = acknowledged.withLock { $0.count }
+            if now >= count { return }
+            if now > seen {
+                seen = now
+                lastProgress = .now
+            } else if ContinuousClock.now - lastProgress > .seconds(60) {
+                throw ValidationError("no command for a minute: \(now) of \(count) messages have theirs (is the pipeline running on this broker, with the topics of Schemas/topics.json?)")
+            }
+            try await Task.sleep(for: .milliseconds(5))
+        }
     }
 
     /// Milliseconds from send to acknowledgement of each message of `sent`.
