@@ -151,13 +151,13 @@ final class CommandClock: Sendable {
         var seen = 0
         var lastProgress = ContinuousClock.now
         while true {
-            let now = acknowledged.withLock { $0.count }
-            if now >= count { return }
-            if now > seen {
-                seen = now
+            let done = acknowledged.withLock { $0.count }
+            if done >= count { return }
+            if done > seen {
+                seen = done
                 lastProgress = .now
             } else if ContinuousClock.now - lastProgress > .seconds(60) {
-                throw ValidationError("no command for a minute: \(now) of \(count) messages have theirs (is the pipeline running on this broker, with the topics of Schemas/topics.json?)")
+                throw ValidationError("no command for a minute: \(done) of \(count) messages have theirs (is the pipeline running on this broker, with the topics of Schemas/topics.json?)")
             }
             try await Task.sleep(for: .milliseconds(5))
         }
