@@ -44,10 +44,10 @@ let package = Package(
         // The pure core: events, state, rules, builder, renderers. No I/O.
         .target(
             name: "NotifyCore",
-            dependencies: [
-                .product(name: "Crypto", package: "swift-crypto"),
-            ]
+            dependencies: ["CSHA256"]
         ),
+        // SHA-256 of short inputs for the core's deterministic ids, with the CPU's SHA extensions where there are any.
+        .target(name: "CSHA256"),
         // The service shell every long-running command shares: settings, HTTP endpoints
         // (health, readiness, metrics, live console), metrics names, graceful lifecycle.
         .target(
@@ -158,7 +158,11 @@ let package = Package(
             linkerSettings: [.linkedLibrary("rdkafka")]
         ),
         .testTarget(name: "KafkaTests", dependencies: ["Kafka", "NotifyTestSupport"]),
-        .testTarget(name: "NotifyCoreTests", dependencies: ["NotifyCore", "NotifyTestSupport"], resources: [.copy("Golden")]),
+        .testTarget(
+            name: "NotifyCoreTests",
+            dependencies: ["NotifyCore", "CSHA256", "NotifyTestSupport", .product(name: "Crypto", package: "swift-crypto")],
+            resources: [.copy("Golden")]
+        ),
         .testTarget(
             name: "NotifyServiceTests",
             dependencies: [

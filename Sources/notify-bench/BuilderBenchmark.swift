@@ -68,6 +68,7 @@ struct BuilderBenchmark: ParsableCommand {
         }
 
         // Timed: decode, fold through both stages, render and encode every command.
+        let through = through  // an @Option read in the loop would cost a property-wrapper lookup per message
         var notifications = 0
         var commands = 0
         var bytes = 0

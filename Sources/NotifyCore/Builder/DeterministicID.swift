@@ -1,4 +1,4 @@
-import Crypto
+import CSHA256
 
 /// Ids derived from their inputs by SHA-256 (rule 15), so the same events
 /// always give the same ids, on every instance and in every replay.
@@ -15,7 +15,7 @@ public enum DeterministicID {
 
     /// The `apns-id` of a command: a UUID (version 8, RFC 9562) formed from the hash of the command id.
     public static func apnsId(commandId: String) -> String {
-        digest("apns-id", commandId).withUnsafeBytes { digest in
+        digest("apns-id", commandId).withBytes { digest in
             String(unsafeUninitializedCapacity: 36) { text in
                 var count = 0
                 for index in 0..<16 {
@@ -35,8 +35,17 @@ public enum DeterministicID {
         }
     }
 
+    /// A SHA-256 digest, on the stack.
+    private struct Digest {
+        var bytes: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0)
+
+        func withBytes<Result>(_ body: (UnsafeRawBufferPointer) -> Result) -> Result {
+            withUnsafeBytes(of: bytes, body)
+        }
+    }
+
     /// SHA-256 of the label and the parts joined by 0x1F, hashed in one pass from a buffer on the stack.
-    private static func digest(_ label: StaticString, _ first: String, _ second: String? = nil, _ third: String? = nil) -> SHA256.Digest {
+    private static func digest(_ label: StaticString, _ first: String, _ second: String? = nil, _ third: String? = nil) -> Digest {
         let length = label.utf8CodeUnitCount + 1 + first.utf8.count + (second.map { 1 + $0.utf8.count } ?? 0)
             + (third.map { 1 + $0.utf8.count } ?? 0)
         return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: length) { buffer in
@@ -46,9 +55,9 @@ public enum DeterministicID {
             end = append(first, at: end)
             if let second { end = append(second, at: end) }
             if let third { end = append(third, at: end) }
-            var hasher = SHA256()
-            hasher.update(bufferPointer: UnsafeRawBufferPointer(start: start, count: end - start))
-            return hasher.finalize()
+            var digest = Digest()
+            withUnsafeMutableBytes(of: &digest.bytes) { notify_sha256(start, end - start, $0.baseAddress!.assumingMemoryBound(to: UInt8.self)) }
+            return digest
         }
     }
 
@@ -64,8 +73,8 @@ public enum DeterministicID {
 
     private static let hexDigits: [UInt8] = Array("0123456789abcdef".utf8)
 
-    private static func hex(_ digest: SHA256.Digest, count: Int) -> String {
-        digest.withUnsafeBytes { bytes in
+    private static func hex(_ digest: Digest, count: Int) -> String {
+        digest.withBytes { bytes in
             String(unsafeUninitializedCapacity: count * 2) { text in
                 for index in 0..<count {
                     text[2 * index] = hexDigits[Int(bytes[index] >> 4)]

@@ -103,6 +103,11 @@ public struct NotificationUserInfo: Sendable, Hashable, Codable, JSONRepresentab
 public struct NotificationContent: Sendable, Hashable, Codable, JSONRepresentable {
     private var storage: CopyOnWrite<Members>
 
+    /// The recipient's unread total; set by the route stage. Kept beside the
+    /// shared members: stage 2 sets it on every content it routes, which
+    /// would otherwise copy all of them.
+    public var badge: Int?
+
     private struct Members: Sendable, Hashable, Codable {
         var title: String
         var subtitle: String?
@@ -114,7 +119,6 @@ public struct NotificationContent: Sendable, Hashable, Codable, JSONRepresentabl
         var conversation: ConversationIdentity
         var kind: MessageKind
         var attachment: Attachment?
-        var badge: Int?
         var identityResolved: Bool
     }
 
@@ -171,12 +175,6 @@ public struct NotificationContent: Sendable, Hashable, Codable, JSONRepresentabl
         set { storage.update { $0.attachment = newValue } }
     }
 
-    /// The recipient's unread total; set by the route stage.
-    public var badge: Int? {
-        get { storage.members.badge }
-        set { storage.update { $0.badge = newValue } }
-    }
-
     /// `false` while the sender's identity was not known (rule 9).
     public var identityResolved: Bool {
         get { storage.members.identityResolved }
@@ -190,16 +188,24 @@ public struct NotificationContent: Sendable, Hashable, Codable, JSONRepresentabl
     ) {
         storage = CopyOnWrite(Members(
             title: title, subtitle: subtitle, body: body, threadId: threadId, category: category, userInfo: userInfo,
-            sender: sender, conversation: conversation, kind: kind, attachment: attachment, badge: badge,
+            sender: sender, conversation: conversation, kind: kind, attachment: attachment,
             identityResolved: identityResolved))
+        self.badge = badge
+    }
+
+    private enum BadgeCodingKeys: String, CodingKey {
+        case badge
     }
 
     public init(from decoder: any Decoder) throws {
         storage = CopyOnWrite(try Members(from: decoder))
+        badge = try decoder.container(keyedBy: BadgeCodingKeys.self).decodeIfPresent(Int.self, forKey: .badge)
     }
 
     public func encode(to encoder: any Encoder) throws {
         try storage.members.encode(to: encoder)
+        var container = encoder.container(keyedBy: BadgeCodingKeys.self)
+        try container.encodeIfPresent(badge, forKey: .badge)
     }
 
     public var jsonValue: JSONValue {

@@ -95,13 +95,20 @@ struct JSONWriter: ~Copyable {
     private var storage: UnsafeMutablePointer<UInt8>
     private(set) var count = 0
     private var capacity: Int
-    /// Whether `storage` is someone else's buffer (see ``init(borrowing:)``), left alone by `deinit`.
-    private(set) var isBorrowing = false
+    /// The buffer `storage` points into when it is the writer's own: it is
+    /// handed over as it is by ``finish()``. `nil` while writing into someone
+    /// else's buffer (see ``init(borrowing:)``).
+    private var owned: WrittenJSON.Storage?
+
+    /// Whether `storage` is someone else's buffer.
+    var isBorrowing: Bool { owned == nil }
 
     /// A writer whose buffer first holds `capacity` bytes (it grows as needed).
     init(capacity: Int = 2048) {
-        self.capacity = max(capacity, 16)
-        storage = .allocate(capacity: self.capacity)
+        let buffer = WrittenJSON.allocate(capacity: max(capacity, 16))
+        owned = buffer
+        storage = buffer.withUnsafeMutablePointerToElements { $0 }
+        self.capacity = buffer.capacity
     }
 
     /// A writer that writes into `buffer` until it is full, then carries on in
@@ -110,15 +117,12 @@ struct JSONWriter: ~Copyable {
         if let base = buffer.baseAddress, buffer.count > 0 {
             storage = base
             capacity = buffer.count
-            isBorrowing = true
         } else {
-            capacity = 16
-            storage = .allocate(capacity: capacity)
+            let own = WrittenJSON.allocate(capacity: 16)
+            owned = own
+            storage = own.withUnsafeMutablePointerToElements { $0 }
+            capacity = own.capacity
         }
-    }
-
-    deinit {
-        if !isBorrowing { storage.deallocate() }
     }
 
     /// What has been written.
@@ -128,11 +132,9 @@ struct JSONWriter: ~Copyable {
 
     /// Hands what has been written over, without copying it unless the buffer is borrowed.
     consuming func finish() -> WrittenJSON {
-        let written = isBorrowing
-            ? WrittenJSON(copying: UnsafeBufferPointer(start: storage, count: count))
-            : WrittenJSON(taking: storage, count: count)
-        discard self
-        return written
+        guard let owned else { return WrittenJSON(copying: UnsafeBufferPointer(start: storage, count: count)) }
+        owned.header = count
+        return WrittenJSON(owned)
     }
 
     /// Writes canonical JSON already written (`range`) again as a JSON string:
@@ -164,13 +166,13 @@ struct JSONWriter: ~Copyable {
 
     @inline(never)
     private mutating func grow(toHold additional: Int) {
-        let newCapacity = max(capacity * 2, count + additional)
-        let newStorage = UnsafeMutablePointer<UInt8>.allocate(capacity: newCapacity)
-        newStorage.update(from: storage, count: count)
-        if !isBorrowing { storage.deallocate() }
-        isBorrowing = false
+        let buffer = WrittenJSON.allocate(capacity: max(capacity * 2, count + additional))
+        let newStorage = buffer.withUnsafeMutablePointerToElements { $0 }
+        newStorage.initialize(from: storage, count: count)
+        // The old buffer, if it was ours, goes with the reference to it.
+        owned = buffer
         storage = newStorage
-        capacity = newCapacity
+        capacity = buffer.capacity
     }
 
     @inline(__always)

@@ -74,7 +74,7 @@ public struct EncodedJSON: Sendable, Hashable {
     func withBytes<Result>(_ body: (UnsafeBufferPointer<UInt8>) -> Result) -> Result {
         switch form {
         case .value(let value): CoreJSON.encode(value).withUnsafeBufferPointer(body)
-        case .written(let written, let range): withExtendedLifetime(written) { body(written.buffer(range)) }
+        case .written(let written, let range): withExtendedLifetime(written.storage) { body(written.buffer(range)) }
         }
     }
 
@@ -98,30 +98,39 @@ public struct EncodedJSON: Sendable, Hashable {
 
 /// Bytes a `JSONWriter` wrote, handed over without a copy; never changed
 /// afterwards, so values in different tasks may share them.
-final class WrittenJSON: @unchecked Sendable {
-    private let start: UnsafeMutablePointer<UInt8>
-    let count: Int
+struct WrittenJSON: @unchecked Sendable {
+    /// The bytes live in the object itself (one allocation, not an object and
+    /// a buffer); the header is how many of them were written.
+    final class Storage: ManagedBuffer<Int, UInt8> {}
 
-    /// Takes over `count` bytes at `start`, allocated by `UnsafeMutablePointer.allocate`.
-    init(taking start: UnsafeMutablePointer<UInt8>, count: Int) {
-        self.start = start
-        self.count = count
+    let storage: Storage
+
+    /// An empty buffer with room for at least `capacity` bytes, for a writer to fill.
+    static func allocate(capacity: Int) -> Storage {
+        unsafeDowncast(Storage.create(minimumCapacity: capacity) { _ in 0 }, to: Storage.self)
     }
 
+    /// Takes over what a writer wrote into `storage`.
+    init(_ storage: Storage) {
+        self.storage = storage
+    }
+
+    /// A copy of `bytes`.
     init(copying bytes: UnsafeBufferPointer<UInt8>) {
-        start = .allocate(capacity: max(bytes.count, 1))
-        if let base = bytes.baseAddress { start.initialize(from: base, count: bytes.count) }
-        count = bytes.count
+        storage = Self.allocate(capacity: bytes.count)
+        storage.withUnsafeMutablePointers { count, start in
+            if let base = bytes.baseAddress { start.initialize(from: base, count: bytes.count) }
+            count.pointee = bytes.count
+        }
     }
 
-    deinit {
-        start.deallocate()
-    }
+    /// The number of bytes written.
+    var count: Int { storage.header }
 
-    /// `range` of the bytes; valid while this object lives.
+    /// `range` of the bytes; valid while `storage` lives.
     func buffer(_ range: Range<Int>) -> UnsafeBufferPointer<UInt8> {
-        precondition(range.lowerBound >= 0 && range.upperBound <= count)
-        return UnsafeBufferPointer(start: start + range.lowerBound, count: range.count)
+        precondition(range.lowerBound >= 0 && range.upperBound <= storage.header)
+        return storage.withUnsafeMutablePointerToElements { UnsafeBufferPointer(start: $0 + range.lowerBound, count: range.count) }
     }
 }
 
@@ -140,7 +149,7 @@ extension JSONWriter {
     mutating func write(_ json: EncodedJSON) {
         switch json.form {
         case .value(let value): write(value)
-        case .written(let written, let range): withExtendedLifetime(written) { append(written.buffer(range)) }
+        case .written(let written, let range): withExtendedLifetime(written.storage) { append(written.buffer(range)) }
         }
     }
 

@@ -2,28 +2,45 @@
 /// for one recipient, with its content built by stage 1.
 public struct FanoutRecord: Sendable, Hashable, Codable, JSONRepresentable {
     public static let eventType = "notification.fanout"
+
+    /// The fields behind one reference: a record is copied into stage outputs,
+    /// route inputs, prepared messages and remembered local deliveries, and
+    /// a copy is then one reference instead of every string it holds.
+    private let storage: CopyOnWrite<Fields>
+
+    private struct Fields: Sendable, Hashable {
+        var id: String
+        var at: EventTime
+        var recipientId: String
+        var conversationId: String
+        var messageId: String
+        var notificationType: String
+        var content: NotificationContent
+    }
+
     /// Derived from (message id, recipient id).
-    public var id: String
+    public var id: String { storage.members.id }
     /// Event time of the message.
-    public var at: EventTime
-    public var recipientId: String
-    public var conversationId: String
-    public var messageId: String
+    public var at: EventTime { storage.members.at }
+    public var recipientId: String { storage.members.recipientId }
+    public var conversationId: String { storage.members.conversationId }
+    public var messageId: String { storage.members.messageId }
     /// The policy to apply (`message`, `mention`): a key of `Schemas/policies.json`.
-    public var notificationType: String
-    public var content: NotificationContent
+    public var notificationType: String { storage.members.notificationType }
+    public var content: NotificationContent { storage.members.content }
 
     public var key: String { recipientId }
 
     public init(at: EventTime, recipientId: String, conversationId: String, messageId: String,
                 notificationType: String, content: NotificationContent) {
-        self.id = DeterministicID.fanoutId(messageId: messageId, recipientId: recipientId)
-        self.at = at
-        self.recipientId = recipientId
-        self.conversationId = conversationId
-        self.messageId = messageId
-        self.notificationType = notificationType
-        self.content = content
+        self.init(id: DeterministicID.fanoutId(messageId: messageId, recipientId: recipientId), at: at, recipientId: recipientId,
+                  conversationId: conversationId, messageId: messageId, notificationType: notificationType, content: content)
+    }
+
+    private init(id: String, at: EventTime, recipientId: String, conversationId: String, messageId: String,
+                 notificationType: String, content: NotificationContent) {
+        storage = CopyOnWrite(Fields(id: id, at: at, recipientId: recipientId, conversationId: conversationId,
+                                     messageId: messageId, notificationType: notificationType, content: content))
     }
 
     public var jsonValue: JSONValue {
@@ -39,13 +56,10 @@ public struct FanoutRecord: Sendable, Hashable, Codable, JSONRepresentable {
         try fields.rejectUnknown(allowed: ["type", "id", "at", "recipientId", "conversationId", "messageId",
                                            "notificationType", "content"])
         try fields.constant("type", Self.eventType)
-        id = try fields.string("id")
-        at = try fields.time("at")
-        recipientId = try fields.string("recipientId")
-        conversationId = try fields.string("conversationId")
-        messageId = try fields.string("messageId")
-        notificationType = try fields.string("notificationType")
-        content = try NotificationContent(reading: fields.object("content"))
+        try self.init(id: fields.string("id"), at: fields.time("at"), recipientId: fields.string("recipientId"),
+                      conversationId: fields.string("conversationId"), messageId: fields.string("messageId"),
+                      notificationType: fields.string("notificationType"),
+                      content: NotificationContent(reading: fields.object("content")))
     }
 
     public init(from decoder: any Decoder) throws {

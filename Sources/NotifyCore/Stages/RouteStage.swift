@@ -93,7 +93,7 @@ public struct RouteState: Sendable {
     /// Changes the entry of `key` where it is in the table (one lookup, no copy),
     /// starting from an empty one if `creating` and there is none; `nil` when
     /// there is none and not `creating`.
-    @discardableResult
+    @discardableResult @inline(__always)
     mutating func updateEntry<Result>(_ key: String, creating: Bool, _ change: (inout UserEntry) -> Result) -> Result? {
         var found = entries.index(forKey: key)
         if found == nil, creating {
