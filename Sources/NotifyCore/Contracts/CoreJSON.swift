@@ -479,7 +479,9 @@ struct JSONParser {
         var seen: Set<String> = []
         try parseMembers { key, value in
             // A scan finds duplicates among a few members; a large object switches to a set.
-            let isNew = members.count < 32 ? !members.contains { $0.key == key } : seen.insert(key).inserted
+            // (Lengths first: most names differ in length, and comparing their lengths is cheaper than comparing them.)
+            let isNew = members.count < 32
+                ? !members.contains { $0.key.utf8.count == key.utf8.count && $0.key == key } : seen.insert(key).inserted
             guard isNew else { return false }
             members.append((key, value))
             if members.count == 32 { seen = Set(members.map(\.key)) }
