@@ -105,24 +105,20 @@ struct JSONWriter: ~Copyable {
 
     /// A writer whose buffer first holds `capacity` bytes (it grows as needed).
     init(capacity: Int = 2048) {
-        let buffer = WrittenJSON.allocate(capacity: max(capacity, 16))
+        // The capacity asked for, not the buffer's `capacity`, which would ask the allocator.
+        self.capacity = max(capacity, 16)
+        let buffer = WrittenJSON.allocate(capacity: self.capacity)
         owned = buffer
         storage = buffer.withUnsafeMutablePointerToElements { $0 }
-        self.capacity = buffer.capacity
     }
 
     /// A writer that writes into `buffer` until it is full, then carries on in
     /// a buffer of its own (``isBorrowing`` becomes `false`).
     init(borrowing buffer: UnsafeMutableBufferPointer<UInt8>) {
-        if let base = buffer.baseAddress, buffer.count > 0 {
-            storage = base
-            capacity = buffer.count
-        } else {
-            let own = WrittenJSON.allocate(capacity: 16)
-            owned = own
-            storage = own.withUnsafeMutablePointerToElements { $0 }
-            capacity = own.capacity
-        }
+        let own = buffer.isEmpty ? WrittenJSON.allocate(capacity: 16) : nil
+        owned = own
+        storage = own?.withUnsafeMutablePointerToElements { $0 } ?? buffer.baseAddress!
+        capacity = own == nil ? buffer.count : 16
     }
 
     /// What has been written.
@@ -133,7 +129,7 @@ struct JSONWriter: ~Copyable {
     /// Hands what has been written over, without copying it unless the buffer is borrowed.
     consuming func finish() -> WrittenJSON {
         guard let owned else { return WrittenJSON(copying: UnsafeBufferPointer(start: storage, count: count)) }
-        owned.header = count
+        owned.withUnsafeMutablePointerToHeader { $0.pointee = count }
         return WrittenJSON(owned)
     }
 
@@ -166,13 +162,14 @@ struct JSONWriter: ~Copyable {
 
     @inline(never)
     private mutating func grow(toHold additional: Int) {
-        let buffer = WrittenJSON.allocate(capacity: max(capacity * 2, count + additional))
+        let newCapacity = max(capacity * 2, count + additional)
+        let buffer = WrittenJSON.allocate(capacity: newCapacity)
         let newStorage = buffer.withUnsafeMutablePointerToElements { $0 }
         newStorage.initialize(from: storage, count: count)
         // The old buffer, if it was ours, goes with the reference to it.
         owned = buffer
         storage = newStorage
-        capacity = buffer.capacity
+        capacity = newCapacity
     }
 
     @inline(__always)

@@ -124,13 +124,16 @@ struct WrittenJSON: @unchecked Sendable {
         }
     }
 
-    /// The number of bytes written.
-    var count: Int { storage.header }
+    /// The number of bytes written. (Read through the pointer: reading `header`
+    /// as a property costs a dynamic exclusivity check, which showed in the builder's profile.)
+    var count: Int { storage.withUnsafeMutablePointerToHeader { $0.pointee } }
 
     /// `range` of the bytes; valid while `storage` lives.
     func buffer(_ range: Range<Int>) -> UnsafeBufferPointer<UInt8> {
-        precondition(range.lowerBound >= 0 && range.upperBound <= storage.header)
-        return storage.withUnsafeMutablePointerToElements { UnsafeBufferPointer(start: $0 + range.lowerBound, count: range.count) }
+        storage.withUnsafeMutablePointers { count, start in
+            precondition(range.lowerBound >= 0 && range.upperBound <= count.pointee)
+            return UnsafeBufferPointer(start: start + range.lowerBound, count: range.count)
+        }
     }
 }
 
