@@ -5,10 +5,9 @@ struct ContentBuilder {
 
     /// The content of `message` in `conversation`; `sender` is `nil` when the
     /// sender's identity is not known (rule 9: fall back to the handle, else a generic name).
-    func content(of message: MessageReceived, in conversation: ConversationUpdated, sender: IdentityUpdated?) -> NotificationContent {
-        let senderIdentity = sender.map {
-            SenderIdentity(id: $0.userId, displayName: $0.displayName, handle: $0.handle, imageURL: $0.imageURL)
-        } ?? SenderIdentity(id: message.senderId, displayName: message.senderHandle ?? texts.unknownSender, handle: message.senderHandle)
+    func content(of message: MessageReceived, in conversation: ConversationUpdated, sender: SenderIdentity?) -> NotificationContent {
+        let senderIdentity = sender
+            ?? SenderIdentity(id: message.senderId, displayName: message.senderHandle ?? texts.unknownSender, handle: message.senderHandle)
         let isGroup = conversation.kind == .group
         let conversationIdentity = ConversationIdentity(
             id: conversation.conversationId, isGroup: isGroup, name: conversation.name, imageURL: conversation.imageURL)
@@ -25,5 +24,12 @@ struct ContentBuilder {
             kind: message.kind,
             attachment: message.attachment,
             identityResolved: sender != nil)
+    }
+}
+
+extension IdentityUpdated {
+    /// The sender as every rendering shows it.
+    var senderIdentity: SenderIdentity {
+        SenderIdentity(id: userId, displayName: displayName, handle: handle, imageURL: imageURL)
     }
 }

@@ -63,12 +63,15 @@ public enum DeterministicID {
 
     /// Writes 0x1F and `part` at `position`; returns where they end.
     private static func append(_ part: String, at position: UnsafeMutablePointer<UInt8>) -> UnsafeMutablePointer<UInt8> {
-        var part = part
         position.initialize(to: 0x1F)
-        return part.withUTF8 { utf8 in
+        func copy(_ utf8: UnsafeBufferPointer<UInt8>) -> UnsafeMutablePointer<UInt8> {
             if let base = utf8.baseAddress { (position + 1).initialize(from: base, count: utf8.count) }
             return position + 1 + utf8.count
         }
+        // Native and small strings lend their bytes without a copy of the string (a `var` copy costs a retain).
+        if let end = part.utf8.withContiguousStorageIfAvailable(copy) { return end }
+        var part = part
+        return part.withUTF8(copy)
     }
 
     private static let hexDigits: [UInt8] = Array("0123456789abcdef".utf8)

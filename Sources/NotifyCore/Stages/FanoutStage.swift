@@ -45,9 +45,10 @@ public struct ConversationEntry: Sendable, Hashable, Codable {
 /// The state of one stage-1 task: the conversations of its partition and the
 /// identity directory (a table every task reads in full; not in the changelog).
 public struct FanoutState: Sendable {
-    /// What a user id is known as.
+    /// What a user id is known as: the sender as renderings show it (built
+    /// once per identity update, not once per message), or deleted.
     enum DirectoryEntry: Sendable {
-        case known(IdentityUpdated)
+        case known(SenderIdentity)
         case deleted
     }
 
@@ -127,7 +128,7 @@ public struct FanoutStage: Sendable {
             output.touchedKeys.insert(update.conversationId)
         case .identityUpdated(let identity):
             state.advance(to: identity.at)
-            state.directory[identity.userId] = .known(identity)
+            state.directory[identity.userId] = .known(identity.senderIdentity)
         case .identityDeleted(let deletion):
             state.advance(to: deletion.at)
             state.directory[deletion.userId] = .deleted
@@ -143,14 +144,17 @@ public struct FanoutStage: Sendable {
     }
 
     private func receive(_ message: MessageReceived, _ state: inout FanoutState, _ output: inout FanoutOutput) {
-        guard var entry = state.entries[message.conversationId], let conversation = entry.conversation else {
+        // Read in place: a copy of the entry would retain all it holds.
+        guard let index = state.entries.index(forKey: message.conversationId),
+              let conversation = state.entries.values[index].conversation else {
             output.rejection = "message \(message.messageId): unknown conversation \(message.conversationId) (no conversation.updated seen)"
             return
         }
-        if entry.held.isEmpty, let sender = identity(message.senderId, in: state) {
+        if state.entries.values[index].held.isEmpty, let sender = identity(message.senderId, in: state) {
             emit(message, conversation, sender: sender, &output)
             return
         }
+        var entry = state.entries.values[index]
         entry.held.append(message)
         state.setEntry(message.conversationId, entry)
         output.touchedKeys.insert(message.conversationId)
@@ -158,7 +162,7 @@ public struct FanoutStage: Sendable {
 
     /// `.some(identity)` when the sender's identity is settled (known, or
     /// deleted: `.some(nil)`), `nil` while it may still arrive.
-    private func identity(_ userId: String, in state: FanoutState) -> IdentityUpdated?? {
+    private func identity(_ userId: String, in state: FanoutState) -> SenderIdentity?? {
         switch state.directory[userId] {
         case .known(let identity)?: .some(identity)
         case .deleted?: .some(nil)
@@ -187,7 +191,7 @@ public struct FanoutStage: Sendable {
         }
     }
 
-    private func emit(_ message: MessageReceived, _ conversation: ConversationUpdated, sender: IdentityUpdated?, _ output: inout FanoutOutput) {
+    private func emit(_ message: MessageReceived, _ conversation: ConversationUpdated, sender: SenderIdentity?, _ output: inout FanoutOutput) {
         let content = builder.content(of: message, in: conversation, sender: sender)
         for member in conversation.members {
             if member == message.senderId {

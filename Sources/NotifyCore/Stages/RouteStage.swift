@@ -102,17 +102,18 @@ public struct RouteState: Sendable {
         }
         guard let index = found else { return nil }
         let result = change(&entries.values[index])
-        notePending(key, entries.values[index])
+        // Only the one member is read: reading the entry out of the table would copy all of it.
+        notePending(key, hasPendingBadges: !entries.values[index].pendingBadges.isEmpty)
         return result
     }
 
     mutating func setEntry(_ key: String, _ entry: UserEntry) {
         entries[key] = entry
-        notePending(key, entry)
+        notePending(key, hasPendingBadges: !entry.pendingBadges.isEmpty)
     }
 
-    private mutating func notePending(_ key: String, _ entry: UserEntry) {
-        if !entry.pendingBadges.isEmpty {
+    private mutating func notePending(_ key: String, hasPendingBadges: Bool) {
+        if hasPendingBadges {
             pending.insert(key)
         } else if !pending.isEmpty {
             pending.remove(key)

@@ -77,7 +77,7 @@ import Testing
             ? IdentityUpdated(id: "i", at: EventFactory.time(0), userId: "s", displayName: nonEmpty(&generator, maximum: 60),
                               handle: Bool.random(using: &generator) ? "h" : nil, imageURL: Bool.random(using: &generator) ? "https://cdn.example/s.png" : nil)
             : nil
-        var content = ContentBuilder(texts: configuration.texts).content(of: message, in: conversation, sender: sender)
+        var content = ContentBuilder(texts: configuration.texts).content(of: message, in: conversation, sender: sender?.senderIdentity)
         content.badge = Bool.random(using: &generator) ? Int.random(in: 0...100_000, using: &generator) : nil
         return FanoutRecord(at: message.at, recipientId: "r", conversationId: conversation.conversationId, messageId: message.messageId,
                             notificationType: Bool.random(using: &generator) ? "message" : "mention", content: content)

@@ -57,7 +57,7 @@ struct EventFactory {
         let message = MessageReceived(id: "m-\(messageId)", at: time(seconds), messageId: messageId, conversationId: conversationId,
                                       senderId: "alice", kind: .text, text: "hi")
         let sender = IdentityUpdated(id: "i", at: time(0), userId: "alice", displayName: "Alice")
-        let content = ContentBuilder(texts: configuration.texts).content(of: message, in: conversation, sender: sender)
+        let content = ContentBuilder(texts: configuration.texts).content(of: message, in: conversation, sender: sender.senderIdentity)
         return FanoutRecord(at: time(seconds), recipientId: recipient, conversationId: conversationId, messageId: messageId,
                             notificationType: "message", content: content)
     }
