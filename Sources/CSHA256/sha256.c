@@ -76,6 +76,8 @@ static void compress_sha_extensions(uint32_t state[8], const uint8_t *data, size
     for (; count > 0; count--, data += 64) {
         const __m128i abef_before = abef, cdgh_before = cdgh;
         __m128i words[4];
+        // Unrolled, the four message registers stay in registers and the first four groups lose their test.
+#pragma clang loop unroll(full)
         for (int group = 0; group < 16; group++) {
             __m128i *current = &words[group & 3];
             if (group < 4) {
