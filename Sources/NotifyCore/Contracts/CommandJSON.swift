@@ -7,6 +7,36 @@ extension Recipient: JSONRepresentable {
     }
 }
 
+extension DeliveryPath {
+    /// The JSON string of the raw value, written without an escape check.
+    var quotedJSON: StaticString {
+        switch self {
+        case .push: "\"push\""
+        case .local: "\"local\""
+        }
+    }
+}
+
+extension Platform {
+    /// The JSON string of the raw value, written without an escape check.
+    var quotedJSON: StaticString {
+        switch self {
+        case .ios: "\"ios\""
+        case .android: "\"android\""
+        }
+    }
+}
+
+extension PushProvider {
+    /// The JSON string of the raw value, written without an escape check.
+    var quotedJSON: StaticString {
+        switch self {
+        case .apns: "\"apns\""
+        case .fcm: "\"fcm\""
+        }
+    }
+}
+
 extension NotificationCommand: JSONRepresentable {
     /// The same shape as the `Codable` form, for ``CoreJSON/encode(_:)``:
     /// sorted keys, absent optionals left out.
@@ -125,16 +155,16 @@ extension JSONWriter {
             writeString(messageId)
         }
         constantKey("path", &first)
-        writeString(command.path.rawValue)
+        append(command.path.quotedJSON)
         constantKey("recipient", &first)
         var inner = true
         append(UInt8(ascii: "{"))
         constantKey("deviceId", &inner)
         writeString(command.recipient.deviceId)
         constantKey("platform", &inner)
-        writeString(command.recipient.platform.rawValue)
+        append(command.recipient.platform.quotedJSON)
         constantKey("provider", &inner)
-        writeString(command.recipient.provider.rawValue)
+        append(command.recipient.provider.quotedJSON)
         constantKey("userId", &inner)
         writeString(command.recipient.userId)
         append(UInt8(ascii: "}"))

@@ -72,8 +72,71 @@ public enum CoreJSON {
 
 /// A parsed document: the members of a top-level object in document order, or any other value.
 enum ParsedDocument {
-    case object([(key: String, value: JSONValue)])
+    case object(JSONMembers)
     case value(JSONValue)
+}
+
+/// The members of a JSON object in document order. An object of an event has
+/// few members, so a scan finds one faster than hashing would; each name
+/// carries a signature (its length and some of its bytes), so the scan
+/// compares integers and compares names only where they match.
+struct JSONMembers {
+    struct Member {
+        let key: String
+        let value: JSONValue
+        let signature: UInt64
+    }
+
+    private(set) var elements: [Member] = []
+
+    init(capacity: Int) {
+        elements.reserveCapacity(capacity)
+    }
+
+    /// The members of an object held as a dictionary (in its order).
+    init(_ members: [String: JSONValue]) {
+        elements = members.map { Member(key: $0.key, value: $0.value, signature: Self.signature(of: $0.key)) }
+    }
+
+    var count: Int { elements.count }
+
+    /// The position of the member named `key`.
+    @inline(__always)
+    func index(of key: String) -> Int? {
+        index(of: key, signature: Self.signature(of: key))
+    }
+
+    @inline(__always)
+    func index(of key: String, signature: UInt64) -> Int? {
+        for index in elements.indices where elements[index].signature == signature && elements[index].key == key {
+            return index
+        }
+        return nil
+    }
+
+    mutating func append(_ key: String, signature: UInt64, _ value: JSONValue) {
+        elements.append(Member(key: key, value: value, signature: signature))
+    }
+
+    /// The length and the first four and last three bytes of a name: the same
+    /// for names with the same bytes, and different for the names of one event
+    /// (they differ in length or near an end); names with the same signature are compared.
+    @inline(__always)
+    static func signature(of key: String) -> UInt64 {
+        if let signature = key.utf8.withContiguousStorageIfAvailable(signature(utf8:)) { return signature }
+        var key = key
+        return key.withUTF8(signature(utf8:))
+    }
+
+    @inline(__always)
+    static func signature(utf8: UnsafeBufferPointer<UInt8>) -> UInt64 {
+        let count = utf8.count
+        guard let base = utf8.baseAddress, count > 0 else { return 0 }
+        // Positions past a short name's end read its last byte again.
+        func byte(_ index: Int) -> UInt64 { UInt64(base[max(0, min(index, count - 1))]) }
+        return UInt64(truncatingIfNeeded: count) << 56 | byte(0) << 48 | byte(1) << 40 | byte(2) << 32 | byte(3) << 24
+            | byte(count - 3) << 16 | byte(count - 2) << 8 | byte(count - 1)
+    }
 }
 
 /// A type with one canonical JSON form, written by ``CoreJSON``.
@@ -139,19 +202,22 @@ struct JSONWriter: ~Copyable {
     mutating func writeString(ofWritten range: Range<Int>) {
         // Room for the worst case (every byte escaped) first, so the source stays where it is.
         reserve(range.count * 2 + 2)
-        storage[count] = UInt8(ascii: "\"")
-        count += 1
+        // The position in a local: kept in the writer, it would be stored and read back for every byte.
+        let storage = storage
+        var position = count
+        storage[position] = UInt8(ascii: "\"")
+        position += 1
         for index in range {
             let byte = storage[index]
             if byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") {
-                storage[count] = UInt8(ascii: "\\")
-                count += 1
+                storage[position] = UInt8(ascii: "\\")
+                position += 1
             }
-            storage[count] = byte
-            count += 1
+            storage[position] = byte
+            position += 1
         }
-        storage[count] = UInt8(ascii: "\"")
-        count += 1
+        storage[position] = UInt8(ascii: "\"")
+        count = position + 1
     }
 
     /// Makes room for `additional` more bytes: an inlined test, the rare growth out of line.
@@ -183,7 +249,7 @@ struct JSONWriter: ~Copyable {
     mutating func append(_ buffer: UnsafeBufferPointer<UInt8>) {
         guard let base = buffer.baseAddress, !buffer.isEmpty else { return }
         reserve(buffer.count)
-        (storage + count).update(from: base, count: buffer.count)
+        Self.copy(UnsafeBufferPointer(start: base, count: buffer.count), to: storage + count)
         count += buffer.count
     }
 
@@ -211,7 +277,7 @@ struct JSONWriter: ~Copyable {
         }
         first = false
         storage[count] = UInt8(ascii: "\"")
-        (storage + count + 1).update(from: key.utf8Start, count: length)
+        Self.copy(UnsafeBufferPointer(start: key.utf8Start, count: length), to: storage + count + 1)
         storage[count + 1 + length] = UInt8(ascii: "\"")
         storage[count + 2 + length] = UInt8(ascii: ":")
         count += length + 3
@@ -312,11 +378,16 @@ struct JSONWriter: ~Copyable {
         byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\")
     }
 
-    /// Whether any of the 8 bytes from `index` must be escaped (the classic
-    /// "has a zero byte" tests, for below 0x20, `"` and `\\`), a word at a time.
+    /// Whether any of the 8 bytes from `index` must be escaped, a word at a time.
     @inline(__always)
     static func wordNeedsEscape(_ utf8: UnsafeBufferPointer<UInt8>, at index: Int) -> Bool {
-        let word = UnsafeRawPointer(utf8.baseAddress! + index).loadUnaligned(as: UInt64.self)
+        wordNeedsEscape(UnsafeRawPointer(utf8.baseAddress! + index).loadUnaligned(as: UInt64.self))
+    }
+
+    /// Whether any of the 8 bytes of `word` must be escaped: the classic "has a zero byte"
+    /// tests, for below 0x20, `"` and `\\`.
+    @inline(__always)
+    static func wordNeedsEscape(_ word: UInt64) -> Bool {
         let ones: UInt64 = 0x0101_0101_0101_0101
         let highs: UInt64 = 0x8080_8080_8080_8080
         let control = (word &- ones &* 0x20) & ~word & highs
@@ -345,10 +416,51 @@ struct JSONWriter: ~Copyable {
     mutating func writeString(utf8 text: UnsafeBufferPointer<UInt8>) {
         // Quotes and the whole text in at most one growth; escapes grow as they go.
         reserve(text.count + 2)
+        guard Self.needsEscape(text) else {
+            // Most strings (ids, names, times, most text): quotes and the bytes, the position in a register.
+            let start = storage + count
+            start[0] = UInt8(ascii: "\"")
+            Self.copy(text, to: start + 1)
+            start[text.count + 1] = UInt8(ascii: "\"")
+            count += text.count + 2
+            return
+        }
         storage[count] = UInt8(ascii: "\"")
         count += 1
         writeEscaped(text)
         append(UInt8(ascii: "\""))
+    }
+
+    /// Whether any byte of `utf8` must be escaped, a word at a time: the last
+    /// word overlaps the one before it, and text shorter than a word is padded
+    /// with a letter.
+    @inline(__always)
+    static func needsEscape(_ utf8: UnsafeBufferPointer<UInt8>) -> Bool {
+        let count = utf8.count
+        guard count >= 8 else {
+            guard let base = utf8.baseAddress else { return false }
+            // Gathered in a register: through memory, the word would wait for the bytes' stores.
+            var word: UInt64 = 0x4141_4141_4141_4141
+            for index in 0..<count {
+                let shift = UInt64(8 * index)
+                word = word & ~(0xFF << shift) | UInt64(base[index]) << shift
+            }
+            return wordNeedsEscape(word)
+        }
+        var index = 0
+        while index + 8 <= count {
+            if wordNeedsEscape(utf8, at: index) { return true }
+            index += 8
+        }
+        return index < count && wordNeedsEscape(utf8, at: count - 8)
+    }
+
+    /// Copies `bytes` to `destination`: short runs (most are) byte by byte, cheaper than a call to memmove.
+    @inline(__always)
+    static func copy(_ bytes: UnsafeBufferPointer<UInt8>, to destination: UnsafeMutablePointer<UInt8>) {
+        guard let base = bytes.baseAddress else { return }
+        if bytes.count > 16 { return destination.update(from: base, count: bytes.count) }
+        for index in 0..<bytes.count { destination[index] = base[index] }
     }
 
     /// Writes UTF-8 text escaped for a JSON string, a word at a time where nothing needs escaping.
@@ -371,15 +483,12 @@ struct JSONWriter: ~Copyable {
         appendRun(UnsafeBufferPointer(rebasing: utf8[runStart...]))
     }
 
-    /// Appends a run of text, byte by byte when it is short (most are): cheaper than a call to memmove.
+    /// Appends a run of text.
     @inline(__always)
     private mutating func appendRun(_ run: UnsafeBufferPointer<UInt8>) {
-        guard run.count <= 16 else { return append(run) }
         reserve(run.count)
-        for byte in run {
-            storage[count] = byte
-            count += 1
-        }
+        Self.copy(run, to: storage + count)
+        count += run.count
     }
 
     private mutating func appendEscape(_ byte: UInt8) {
@@ -471,17 +580,15 @@ struct JSONParser {
     mutating func parseDocumentMembers() throws(JSONSyntaxError) -> ParsedDocument {
         skipWhitespace()
         guard position < input.count, input[position] == UInt8(ascii: "{") else { return .value(try parseDocument()) }
-        var members: [(key: String, value: JSONValue)] = []
-        members.reserveCapacity(12)
+        var members = JSONMembers(capacity: 12)
         var seen: Set<String> = []
         try parseMembers { key, value in
-            // A scan finds duplicates among a few members; a large object switches to a set.
-            // (Lengths first: most names differ in length, and comparing their lengths is cheaper than comparing them.)
-            let isNew = members.count < 32
-                ? !members.contains { $0.key.utf8.count == key.utf8.count && $0.key == key } : seen.insert(key).inserted
+            // A scan (of signatures) finds duplicates among a few members; a large object switches to a set.
+            let signature = JSONMembers.signature(of: key)
+            let isNew = members.count < 32 ? members.index(of: key, signature: signature) == nil : seen.insert(key).inserted
             guard isNew else { return false }
-            members.append((key, value))
-            if members.count == 32 { seen = Set(members.map(\.key)) }
+            members.append(key, signature: signature, value)
+            if members.count == 32 { seen = Set(members.elements.map(\.key)) }
             return true
         }
         skipWhitespace()

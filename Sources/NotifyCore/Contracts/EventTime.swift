@@ -81,10 +81,15 @@ enum RFC3339 {
             }
             return value
         }
-        func expect(_ characters: String) -> Bool {
-            guard index < bytes.count, characters.utf8.contains(bytes[index]) else { return false }
-            index += 1
-            return true
+        /// Whether the next byte is one of `characters` (ASCII), and if so steps past it.
+        func expect(_ characters: StaticString) -> Bool {
+            guard index < bytes.count else { return false }
+            let byte = bytes[index]
+            for offset in 0..<characters.utf8CodeUnitCount where characters.utf8Start[offset] == byte {
+                index += 1
+                return true
+            }
+            return false
         }
 
         guard let year = digits(4), expect("-"), let month = digits(2), expect("-"), let day = digits(2),

@@ -15,15 +15,14 @@ public struct FieldError: Error, Sendable, Hashable {
 /// members nobody asked for are refused by ``rejectUnknown(allowed:)``.
 /// Every error names the full path of the field. Opaque outside the core.
 public struct FieldReader {
-    /// The members; an object of an event has few, so a scan finds one faster than hashing would.
-    let members: [(key: String, value: JSONValue)]
+    let members: JSONMembers
     let path: String
 
     init(_ value: JSONValue, path: String = "") throws(FieldError) {
         guard case .object(let members) = value else {
             throw FieldError(field: path.isEmpty ? "(value)" : path, problem: "expected an object, got \(value.kindName)")
         }
-        self.init(members: members.map { ($0.key, $0.value) }, path: path)
+        self.init(members: JSONMembers(members), path: path)
     }
 
     /// Reads a parsed document (see ``CoreJSON/parseMembers(_:)``).
@@ -34,19 +33,13 @@ public struct FieldReader {
         }
     }
 
-    private init(members: [(key: String, value: JSONValue)], path: String) {
+    private init(members: JSONMembers, path: String) {
         self.members = members
         self.path = path
     }
 
-    /// Whether two member names are the same: lengths first, which tells most names apart without comparing them.
-    @inline(__always)
-    private static func same(_ name: String, _ other: String) -> Bool {
-        name.utf8.count == other.utf8.count && name == other
-    }
-
     /// The member names.
-    var keys: [String] { members.map(\.key) }
+    var keys: [String] { members.elements.map(\.key) }
 
     func fieldPath(_ key: String) -> String {
         path.isEmpty ? key : path + "." + key
@@ -57,8 +50,13 @@ public struct FieldReader {
     }
 
     func rejectUnknown(allowed: [String]) throws(FieldError) {
-        guard members.count > allowed.count || members.contains(where: { member in !allowed.contains { Self.same($0, member.key) } })
-        else { return }
+        let allKnown = members.count <= allowed.count && withUnsafeTemporaryAllocation(of: UInt64.self, capacity: allowed.count) { signatures in
+            for (index, name) in allowed.enumerated() { signatures[index] = JSONMembers.signature(of: name) }
+            return members.elements.allSatisfy { member in
+                signatures.indices.contains { signatures[$0] == member.signature && allowed[$0] == member.key }
+            }
+        }
+        guard !allKnown else { return }
         for key in keys.sorted() where !allowed.contains(key) {
             throw error(key, "unknown field (allowed: \(allowed.joined(separator: ", ")))")
         }
@@ -66,9 +64,10 @@ public struct FieldReader {
 
     /// The value of `key`, `nil` when absent or `null`.
     func optionalValue(_ key: String) -> JSONValue? {
-        switch members.first(where: { Self.same($0.key, key) })?.value {
-        case nil, .null?: nil
-        case let value?: value
+        guard let index = members.index(of: key) else { return nil }
+        switch members.elements[index].value {
+        case .null: return nil
+        case let value: return value
         }
     }
 

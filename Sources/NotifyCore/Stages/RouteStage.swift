@@ -101,9 +101,9 @@ public struct RouteState: Sendable {
             found = entries.index(forKey: key)
         }
         guard let index = found else { return nil }
-        let result = change(&entries.values[index])
-        // Only the one member is read: reading the entry out of the table would copy all of it.
-        notePending(key, hasPendingBadges: !entries.values[index].pendingBadges.isEmpty)
+        // Changed and read in place: reading the entry out of the table would copy all of it.
+        let (result, hasPendingBadges) = { (entry: inout UserEntry) in (change(&entry), !entry.pendingBadges.isEmpty) }(&entries.values[index])
+        notePending(key, hasPendingBadges: hasPendingBadges)
         return result
     }
 

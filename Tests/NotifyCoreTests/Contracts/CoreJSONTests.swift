@@ -65,6 +65,22 @@ import Testing
         #expect(error?.problem.contains(problem) == true, "\(String(describing: error))")
     }
 
+    @Test func membersWhoseNamesShareASignatureAreToldApart() throws {
+        // The same length, first four and last three bytes: one signature, three names.
+        let document = try CoreJSON.parseMembers(Array(#"{"abcdXefg":1,"abcdYefg":2,"id":"x"}"#.utf8))
+        let fields = try FieldReader(document)
+        #expect(fields.optionalValue("abcdXefg") == .int(1))
+        #expect(fields.optionalValue("abcdYefg") == .int(2))
+        #expect(fields.optionalValue("abcdZefg") == nil)
+        #expect(throws: Never.self) { try fields.rejectUnknown(allowed: ["id", "abcdYefg", "abcdXefg"]) }
+        let unknown = #expect(throws: FieldError.self) { try fields.rejectUnknown(allowed: ["id", "abcdXefg", "abcdZefg"]) }
+        #expect(unknown?.field == "abcdYefg")
+        let duplicate = #expect(throws: JSONSyntaxError.self) {
+            try CoreJSON.parseMembers(Array(#"{"abcdXefg":1,"abcdYefg":2,"abcdXefg":3}"#.utf8))
+        }
+        #expect(duplicate?.problem.contains("duplicate member \"abcdXefg\"") == true)
+    }
+
     @Test func refusesNestingDeeperThanTheLimit() {
         #expect(throws: JSONSyntaxError.self) { try CoreJSON.parse(String(repeating: "[", count: 100) + String(repeating: "]", count: 100)) }
     }
