@@ -26,8 +26,8 @@ public enum DeterministicID {
                         text[count] = UInt8(ascii: "-")
                         count += 1
                     }
-                    text[count] = hexDigits[Int(byte >> 4)]
-                    text[count + 1] = hexDigits[Int(byte & 0x0F)]
+                    text[count] = hexDigit(byte >> 4)
+                    text[count + 1] = hexDigit(byte & 0x0F)
                     count += 2
                 }
                 return count
@@ -74,14 +74,18 @@ public enum DeterministicID {
         return part.withUTF8(copy)
     }
 
-    private static let hexDigits: [UInt8] = Array("0123456789abcdef".utf8)
+    /// The lowercase hex digit of `value` (0…15).
+    @inline(__always)
+    private static func hexDigit(_ value: UInt8) -> UInt8 {
+        value < 10 ? UInt8(ascii: "0") + value : UInt8(ascii: "a") - 10 + value
+    }
 
     private static func hex(_ digest: Digest, count: Int) -> String {
         digest.withBytes { bytes in
             String(unsafeUninitializedCapacity: count * 2) { text in
                 for index in 0..<count {
-                    text[2 * index] = hexDigits[Int(bytes[index] >> 4)]
-                    text[2 * index + 1] = hexDigits[Int(bytes[index] & 0x0F)]
+                    text[2 * index] = hexDigit(bytes[index] >> 4)
+                    text[2 * index + 1] = hexDigit(bytes[index] & 0x0F)
                 }
                 return count * 2
             }
