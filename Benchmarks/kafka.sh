@@ -18,8 +18,9 @@ count=${1:-150000}
 runs=${2:-5}
 pipeline_count=${3:-100000}
 config=${CONFIG:-release}
-# A build folder of its own, so a release build does not wait for (or undo) the debug one.
-scratch=(--scratch-path ".build-$config")
+# The clients measured are built as Deploy/Dockerfile builds `notify`: the Swift runtime linked in.
+# A build folder of their own, so this build does not wait for (or undo) the others.
+scratch=(--scratch-path .build-static --static-swift-stdlib)
 
 # The broker is librdkafka's mock cluster (C) in any build of notify; the clients measured are built $config.
 swift build --product notify >/dev/null
