@@ -15,6 +15,7 @@ public struct FieldError: Error, Sendable, Hashable {
 /// members nobody asked for are refused by ``rejectUnknown(allowed:)``.
 /// Every error names the full path of the field. Opaque outside the core.
 public struct FieldReader {
+    /// The members, in document order (see ``JSONMembers``).
     let members: JSONMembers
     let path: String
 
