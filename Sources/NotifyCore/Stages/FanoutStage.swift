@@ -144,17 +144,14 @@ public struct FanoutStage: Sendable {
     }
 
     private func receive(_ message: MessageReceived, _ state: inout FanoutState, _ output: inout FanoutOutput) {
-        // Read in place: a copy of the entry would retain all it holds.
-        guard let index = state.entries.index(forKey: message.conversationId),
-              let conversation = state.entries.values[index].conversation else {
+        guard var entry = state.entries[message.conversationId], let conversation = entry.conversation else {
             output.rejection = "message \(message.messageId): unknown conversation \(message.conversationId) (no conversation.updated seen)"
             return
         }
-        if state.entries.values[index].held.isEmpty, let sender = identity(message.senderId, in: state) {
+        if entry.held.isEmpty, let sender = identity(message.senderId, in: state) {
             emit(message, conversation, sender: sender, &output)
             return
         }
-        var entry = state.entries.values[index]
         entry.held.append(message)
         state.setEntry(message.conversationId, entry)
         output.touchedKeys.insert(message.conversationId)
