@@ -1,4 +1,5 @@
 import CRdkafka
+import Glibc
 import Logging
 
 /// A Kafka-protocol cluster in this process: librdkafka's mock cluster.
@@ -11,7 +12,8 @@ import Logging
 /// while a group rebalances (Apache Kafka takes them from the current generation),
 /// so commits made on revoke can be lost and the next owner re-reads; a fetch that finds no data
 /// waits out its whole `fetch.wait.max.ms` even if data arrives meanwhile (clients
-/// should use ``clientProperties``). Production runs on Apache Kafka.
+/// should use ``clientProperties``). Its connections have Nagle's algorithm turned off, as Apache
+/// Kafka's do (the mock leaves it on; see `disableNagleOnListeners`). Production runs on Apache Kafka.
 public final class EmbeddedBroker: Sendable {
     private let host: NativeHandle
     private let cluster: NativeHandle
@@ -36,6 +38,36 @@ public final class EmbeddedBroker: Sendable {
         self.cluster = NativeHandle(pointer: cluster)
         brokerIds = 1...Int32(brokers)
         bootstrapServers = String(cString: rd_kafka_mock_cluster_bootstraps(cluster))
+        disableNagleOnListeners()
+    }
+
+    /// Sets `TCP_NODELAY` on the cluster's listening sockets, which the connections it accepts
+    /// inherit, as Apache Kafka sets it on every connection. The mock cluster does not, so an
+    /// answer written while the client has not yet acknowledged the one before waited for that
+    /// acknowledgement (Nagle's algorithm), which the client delays (delayed ACK) until it sends
+    /// its next request or up to 40 ms: every round trip took as long as the gap between requests.
+    private func disableNagleOnListeners() {
+        let ports = Set(bootstrapServers.split(separator: ",").compactMap { $0.split(separator: ":").last.flatMap { UInt16($0) } })
+        guard let directory = opendir("/proc/self/fd") else { return }
+        defer { closedir(directory) }
+        while let entry = readdir(directory) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            guard let descriptor = Int32(name), Self.isListeningSocket(descriptor, onOneOf: ports) else { continue }
+            var on: Int32 = 1
+            setsockopt(descriptor, Int32(IPPROTO_TCP), TCP_NODELAY, &on, socklen_t(MemoryLayout<Int32>.size))
+        }
+    }
+
+    private static func isListeningSocket(_ descriptor: Int32, onOneOf ports: Set<UInt16>) -> Bool {
+        var listening: Int32 = 0
+        var length = socklen_t(MemoryLayout<Int32>.size)
+        guard getsockopt(descriptor, SOL_SOCKET, SO_ACCEPTCONN, &listening, &length) == 0, listening != 0 else { return false }
+        var address = sockaddr_in()
+        var addressLength = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let named = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(descriptor, $0, &addressLength) }
+        }
+        return named == 0 && address.sin_family == sa_family_t(AF_INET) && ports.contains(UInt16(bigEndian: address.sin_port))
     }
 
     /// Properties for clients of this cluster: a short `fetch.wait.max.ms`, because the mock
@@ -66,6 +98,7 @@ public final class EmbeddedBroker: Sendable {
     public func setBrokerUp(_ brokerId: Int32) throws {
         let result = rd_kafka_mock_broker_set_up(cluster.pointer, brokerId)
         if result != RD_KAFKA_RESP_ERR_NO_ERROR { throw KafkaError(result, context: "broker \(brokerId) up") }
+        disableNagleOnListeners()
     }
 
     /// Delays every answer of a broker by `milliseconds`.

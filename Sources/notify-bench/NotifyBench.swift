@@ -26,3 +26,8 @@ enum ProcessCPUClock {
         return Double(time.tv_sec) + Double(time.tv_nsec) / 1e9
     }
 }
+
+/// The value below which a share `p` of `sorted` (ascending, not empty) lies.
+func percentile<Value>(_ sorted: [Value], _ p: Double) -> Value {
+    sorted[min(sorted.count - 1, Int(Double(sorted.count) * p))]
+}

@@ -44,10 +44,13 @@ struct PipelineBenchmark: AsyncParsableCommand {
         // on a broker used before, ids of an earlier run would be recognised as applied already.
         let run = String(UInt32.random(in: 0...UInt32.max), radix: 36)
         let acknowledged = CommandClock()
+        let hops = HopClock()
         let pipeline = NotifyPipeline(
             settings: PipelineSettings(client: client, groupId: "bench-\(run)",
                                        core: try CoreConfiguration.load(schemasDirectory: schemas)),
-            observer: PipelineObserver(onProduced: { _, commands, _ in acknowledged.record(commands) }),
+            observer: PipelineObserver(
+                onConsumed: { records in hops.consumed(records) },
+                onProduced: { _, commands, _ in acknowledged.record(commands) }),
             logger: logger)
         let running = Task { try await pipeline.run() }
         while !pipeline.isReady { try await Task.sleep(for: .milliseconds(50)) }
@@ -66,11 +69,16 @@ struct PipelineBenchmark: AsyncParsableCommand {
         // Latency at the offered rate.
         let total = rate * seconds
         let latencySent = Sent()
+        hops.start()
+        let latencyCPUBefore = ProcessCPUClock.seconds()
+        let latencyStart = ContinuousClock.now
         try await produceMessages(count..<(count + total), run: run, producer: producer, sent: latencySent, pace: rate)
         try await acknowledged.wait(for: count + total)
+        let latencyCPU = ProcessCPUClock.seconds() - latencyCPUBefore
+        print("latency run: CPU \(String(format: "%.2f", latencyCPU)) s over \(String(format: "%.2f", (ContinuousClock.now - latencyStart).seconds)) s")
         let latencies = acknowledged.latencies(since: latencySent).sorted()
-        func percentile(_ p: Double) -> Double { latencies[min(latencies.count - 1, Int(Double(latencies.count) * p))] }
-        print("pipeline latency at \(rate) messages/s offered: \(latencies.count) messages, p50 \(String(format: "%.1f", percentile(0.5))) ms, p99 \(String(format: "%.1f", percentile(0.99))) ms")
+        print("pipeline latency at \(rate) messages/s offered: \(latencies.count) messages, p50 \(String(format: "%.1f", percentile(latencies, 0.5))) ms, p99 \(String(format: "%.1f", percentile(latencies, 0.99))) ms")
+        print(hops.report(sent: latencySent, acknowledged: acknowledged))
         running.cancel()
         _ = try? await running.value
         await producer.close()
@@ -135,6 +143,73 @@ final class Sent: Sendable {
     var ids: [String] { times.withLock { Array($0.keys) } }
 }
 
+/// When each message of the latency run reached each stage, to split its latency into hops.
+final class HopClock: Sendable {
+    private struct Times {
+        var recording = false
+        var fanout: [String: ContinuousClock.Instant] = [:]
+        var route: [String: ContinuousClock.Instant] = [:]
+    }
+
+    private let times = Mutex(Times())
+
+    /// From now on, consumed records are timed.
+    func start() {
+        times.withLock { $0.recording = true }
+    }
+
+    /// Notes when stage 1 consumed each message and stage 2 each fanout record, by message id.
+    func consumed(_ records: [KafkaRecord]) {
+        guard times.withLock({ $0.recording }) else { return }
+        let now = ContinuousClock.now
+        let ids = records.compactMap { record in Self.messageId(in: record.value).map { (record.topic, $0) } }
+        times.withLock { times in
+            for (topic, id) in ids {
+                if topic == Topic.messages { times.fanout[id] = times.fanout[id] ?? now }
+                if topic == Topic.fanout { times.route[id] = times.route[id] ?? now }
+            }
+        }
+    }
+
+    /// p50 and p99 of each hop: produced → consumed by stage 1 → consumed by stage 2 → command acknowledged.
+    func report(sent: Sent, acknowledged: CommandClock) -> String {
+        let times = times.withLock { $0 }
+        let done = acknowledged.times
+        var hops: [[Double]] = [[], [], []]
+        for id in sent.ids {
+            guard let start = sent.time(of: id), let fanout = times.fanout[id], let route = times.route[id], let end = done[id] else { continue }
+            for (index, (from, to)) in [(start, fanout), (fanout, route), (route, end)].enumerated() {
+                hops[index].append((to - from).seconds * 1000)
+            }
+        }
+        let names = ["produced → stage 1", "stage 1 → stage 2", "stage 2 → command acknowledged"]
+        return "pipeline hops (p50 / p99 ms): " + zip(names, hops).map { name, values in
+            let sorted = values.sorted()
+            guard !sorted.isEmpty else { return "\(name) -" }
+            return "\(name) \(String(format: "%.1f / %.1f", percentile(sorted, 0.5), percentile(sorted, 0.99)))"
+        }.joined(separator: ", ")
+    }
+
+    /// The value of the first `"messageId":"…"` member of a record.
+    private static func messageId(in value: [UInt8]) -> String? {
+        value.withUnsafeBufferPointer { bytes in
+            let marker = messageIdMarker
+            var start = 0
+            while start + marker.count <= bytes.count {
+                if bytes[start] == marker[0], memcmp(bytes.baseAddress! + start, marker, marker.count) == 0 {
+                    let from = start + marker.count
+                    guard let end = bytes[from...].firstIndex(of: UInt8(ascii: "\"")) else { return nil }
+                    return String(decoding: bytes[from..<end], as: UTF8.self)
+                }
+                start += 1
+            }
+            return nil
+        }
+    }
+
+    private static let messageIdMarker = Array(#""messageId":""#.utf8)
+}
+
 /// When each message's command was acknowledged.
 final class CommandClock: Sendable {
     private let acknowledged = Mutex<[String: ContinuousClock.Instant]>([:])
@@ -163,9 +238,12 @@ final class CommandClock: Sendable {
         }
     }
 
+    /// When each message's first command was acknowledged.
+    var times: [String: ContinuousClock.Instant] { acknowledged.withLock { $0 } }
+
     /// Milliseconds from send to acknowledgement of each message of `sent`.
     func latencies(since sent: Sent) -> [Double] {
-        let acknowledged = acknowledged.withLock { $0 }
+        let acknowledged = times
         return sent.ids.compactMap { id in
             guard let start = sent.time(of: id), let end = acknowledged[id] else { return nil }
             return (end - start).seconds * 1000

@@ -210,7 +210,7 @@ final class TimedSink: NotificationSink {
     func summary() -> Summary {
         state.withLock { state in
             let sorted = state.latencies.sorted()
-            let p99 = sorted.isEmpty ? .zero : sorted[min(sorted.count - 1, Int(Double(sorted.count) * 0.99))]
+            let p99 = sorted.isEmpty ? .zero : percentile(sorted, 0.99)
             return Summary(elapsed: (state.last ?? clock.now) - (state.first ?? clock.now), p99: p99)
         }
     }
