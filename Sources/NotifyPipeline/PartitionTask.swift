@@ -6,7 +6,7 @@ import NotifyCore
 /// changelog once they are acknowledged, then the offsets.
 struct TaskOutput: Sendable {
     var records: [OutgoingRecord] = []
-    var changelog: [OutgoingRecord] = []
+    var changelog: [ChangelogSnapshot] = []
     var offsets: [TopicPartition: Int64] = [:]
     var commands: [NotificationCommand] = []
     var decisions: [Decision] = []
@@ -28,6 +28,24 @@ struct TaskOutput: Sendable {
         identityWaits += other.identityWaits
         identityTimeouts += other.identityTimeouts
     }
+
+    /// The changelog records of every save in this output, encoded now.
+    func changelogRecords() -> [OutgoingRecord] {
+        changelog.flatMap { $0.records() }
+    }
+}
+
+/// The changelog of the keys one save covered, as the state was when it saved. The records are
+/// encoded only when asked for, so the runner encodes them off its actor while folding goes on.
+struct ChangelogSnapshot: Sendable {
+    private let encode: @Sendable () -> [OutgoingRecord]
+
+    init(encode: @escaping @Sendable () -> [OutgoingRecord]) {
+        self.encode = encode
+    }
+
+    /// One record per key, in key order.
+    func records() -> [OutgoingRecord] { encode() }
 }
 
 /// One partition's worth of a stage: its state, and where its inputs stand.
@@ -245,10 +263,16 @@ struct PartitionTask<Logic: StageLogic>: Sendable {
     /// them already: below the oldest record still waiting or aligning.
     mutating func save(logic: Logic) -> TaskOutput {
         var output = TaskOutput()
-        for key in unsaved.sorted() {
-            let value = ChangelogValue(entry: logic.snapshot(state, key: key), applied: applied[key] ?? [:], recent: recent[key] ?? [])
-            output.changelog.append(OutgoingRecord(
-                topic: logic.changelogTopic, key: Array(key.utf8), value: value.encoded(), partition: partition))
+        if !unsaved.isEmpty {
+            // Copies of the state and bookkeeping as they are now (copy-on-write: the next fold
+            // copies what it changes), encoded later.
+            let (keys, state, applied, recent, partition) = (unsaved.sorted(), state, applied, recent, partition)
+            output.changelog.append(ChangelogSnapshot {
+                keys.map { key in
+                    let value = ChangelogValue(entry: logic.snapshot(state, key: key), applied: applied[key] ?? [:], recent: recent[key] ?? [])
+                    return OutgoingRecord(topic: logic.changelogTopic, key: Array(key.utf8), value: value.encoded(), partition: partition)
+                }
+            })
         }
         unsaved = []
         var oldest: [String: Int64] = [:]

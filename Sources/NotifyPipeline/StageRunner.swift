@@ -9,7 +9,8 @@ import NotifyCore
 ///
 /// Sending is pipelined (up to ``maxBatchesInFlight`` batches await their
 /// acknowledgements while the next ones are folded, and their acknowledgements
-/// overlap; saves have a window of their own, so a fold never waits for a
+/// overlap; saves have a window of their own and their changelog is encoded off
+/// this actor, from the state as it was at the save, so a fold never waits for a
 /// changelog), but a save's changelog follows the acknowledgement of the outputs
 /// of every batch before it, and its offsets that of its changelog and of every
 /// earlier save's, so a crash at any moment loses nothing: it repeats at most
@@ -230,11 +231,14 @@ actor StageRunner<Logic: StageLogic> {
         outputsAcknowledged = acknowledged
         inFlight.append(acknowledged)
         if !output.changelog.isEmpty || !output.offsets.isEmpty {
+            // Encoded on the cooperative pool, not on this actor, while the outputs are in flight.
+            let encoded = Task.detached { output.changelogRecords() }
             let previousChangelog = changelogEnqueued
             let changelog = Task {
+                let records = await encoded.value
                 try await acknowledged.value
                 _ = try await previousChangelog?.value
-                return await producer.enqueue(output.changelog)
+                return await producer.enqueue(records)
             }
             changelogEnqueued = changelog
             let previousSave = offsetsStored

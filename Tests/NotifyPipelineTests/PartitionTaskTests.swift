@@ -37,15 +37,21 @@ import Testing
 
         let saved = task.save(logic: logic)
         #expect(saved.records.isEmpty)
-        #expect(saved.changelog.map { String(decoding: $0.key ?? [], as: UTF8.self) } == ["c1"])
-        let value = try ChangelogValue.decode(try #require(saved.changelog.first).value)
+        // A message folded after the save is not in its changelog, though the records are encoded later.
+        let later = Scenario.message("m3", in: "c1", from: "alice", "later", at: 4)
+        _ = task.process([record(later, key: "c1", offset: 3, at: 4)], logic: logic, limits: RecordLimits())
+        let changelog = saved.changelogRecords()
+        #expect(changelog.map { String(decoding: $0.key ?? [], as: UTF8.self) } == ["c1"])
+        let value = try ChangelogValue.decode(try #require(changelog.first).value)
         #expect(value.applied == [Topic.conversations: 0, Topic.messages: 2])
         #expect(value.recent == ["c-c1-0.0", "e-m0", "e-m1", "e-m2"])
         #expect(saved.offsets == [
             TopicPartition(topic: Topic.conversations, partition: 0): 1, TopicPartition(topic: Topic.messages, partition: 0): 3,
         ])
 
-        // Nothing new: nothing to write, and the offsets are stored already.
+        // The later message is saved next; then nothing is new: nothing to write, and the offsets are stored already.
+        let next = task.save(logic: logic)
+        #expect(try ChangelogValue.decode(try #require(next.changelogRecords().first).value).applied[Topic.messages] == 3)
         let again = task.save(logic: logic)
         #expect(again.changelog.isEmpty)
         #expect(again.offsets.isEmpty)
