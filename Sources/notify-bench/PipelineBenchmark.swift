@@ -145,39 +145,48 @@ final class Sent: Sendable {
 
 /// When each message of the latency run reached each stage, to split its latency into hops.
 final class HopClock: Sendable {
-    private struct Times {
+    private struct Batches {
         var recording = false
-        var fanout: [String: ContinuousClock.Instant] = [:]
-        var route: [String: ContinuousClock.Instant] = [:]
+        var consumed: [(at: ContinuousClock.Instant, records: [KafkaRecord])] = []
     }
 
-    private let times = Mutex(Times())
+    private let batches = Mutex(Batches())
 
     /// From now on, consumed records are timed.
     func start() {
-        times.withLock { $0.recording = true }
+        batches.withLock { $0.recording = true }
     }
 
-    /// Notes when stage 1 consumed each message and stage 2 each fanout record, by message id.
+    /// Keeps the batch with the time the stage consumed it. Called on the stage's actor, so
+    /// the records are only kept here (a retain) and read after the run, in ``report(sent:acknowledged:)``.
     func consumed(_ records: [KafkaRecord]) {
-        guard times.withLock({ $0.recording }) else { return }
         let now = ContinuousClock.now
-        let ids = records.compactMap { record in Self.messageId(in: record.value).map { (record.topic, $0) } }
-        times.withLock { times in
-            for (topic, id) in ids {
-                if topic == Topic.messages { times.fanout[id] = times.fanout[id] ?? now }
-                if topic == Topic.fanout { times.route[id] = times.route[id] ?? now }
+        batches.withLock { batches in
+            if batches.recording { batches.consumed.append((now, records)) }
+        }
+    }
+
+    /// When stage 1 consumed each message and stage 2 its fanout record, by message id.
+    private func arrivals() -> (fanout: [String: ContinuousClock.Instant], route: [String: ContinuousClock.Instant]) {
+        var fanout: [String: ContinuousClock.Instant] = [:]
+        var route: [String: ContinuousClock.Instant] = [:]
+        for (at, records) in batches.withLock({ $0.consumed }) {
+            for record in records {
+                guard let id = Self.messageId(in: record.value) else { continue }
+                if record.topic == Topic.messages { fanout[id] = fanout[id] ?? at }
+                if record.topic == Topic.fanout { route[id] = route[id] ?? at }
             }
         }
+        return (fanout, route)
     }
 
     /// p50 and p99 of each hop: produced → consumed by stage 1 → consumed by stage 2 → command acknowledged.
     func report(sent: Sent, acknowledged: CommandClock) -> String {
-        let times = times.withLock { $0 }
+        let (fanoutArrivals, routeArrivals) = arrivals()
         let done = acknowledged.times
         var hops: [[Double]] = [[], [], []]
         for id in sent.ids {
-            guard let start = sent.time(of: id), let fanout = times.fanout[id], let route = times.route[id], let end = done[id] else { continue }
+            guard let start = sent.time(of: id), let fanout = fanoutArrivals[id], let route = routeArrivals[id], let end = done[id] else { continue }
             for (index, (from, to)) in [(start, fanout), (fanout, route), (route, end)].enumerated() {
                 hops[index].append((to - from).seconds * 1000)
             }
