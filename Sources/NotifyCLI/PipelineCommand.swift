@@ -138,7 +138,7 @@ extension NotifySettings {
         }
         return PipelineSettings(
             client: KafkaClientConfiguration(bootstrapServers: kafka.bootstrap, clientId: kafka.clientId, properties: kafka.properties),
-            groupId: kafka.groupId ?? "notify", stages: Set(names), core: core,
+            groupId: kafka.groupId ?? "notify", stages: Set(names), core: core, saveInterval: pipeline.saveInterval,
             thumbnails: thumbnails.url.map {
                 ThumbnailSettings(url: $0, timeout: thumbnails.timeout, backlogLimit: Int64(thumbnails.backlogLimit))
             })

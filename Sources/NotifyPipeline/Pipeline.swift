@@ -24,7 +24,7 @@ public struct PipelineSettings: Sendable {
     public init(
         client: KafkaClientConfiguration, groupId: String = "notify", stages: Set<StageName> = Set(StageName.allCases),
         core: CoreConfiguration, maxRecordBytes: Int = 1_000_000, tickInterval: Duration = .milliseconds(250),
-        saveInterval: Duration = .seconds(1), thumbnails: ThumbnailSettings? = nil
+        saveInterval: Duration = .seconds(5), thumbnails: ThumbnailSettings? = nil
     ) {
         self.client = client
         self.groupId = groupId

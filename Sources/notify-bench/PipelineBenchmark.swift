@@ -20,6 +20,8 @@ struct PipelineBenchmark: AsyncParsableCommand {
     @Option(help: "Offered messages/s for the latency run.") var rate: Int = 10_000
     @Option(help: "Seconds of the latency run.") var seconds: Int = 5
     @Option(help: "The Schemas directory.") var schemas: String = "Schemas"
+    @Option(help: "Seconds each task gathers changes before it writes its changelog (the pipeline's pipeline.saveInterval).")
+    var saveInterval: Double = 5
     @Option(name: .customShort("X"), help: ArgumentHelp("A librdkafka property for the pipeline's clients and the producer feeding it.", valueName: "name=value"))
     var properties: [String] = []
 
@@ -47,7 +49,8 @@ struct PipelineBenchmark: AsyncParsableCommand {
         let hops = HopClock()
         let pipeline = NotifyPipeline(
             settings: PipelineSettings(client: client, groupId: "bench-\(run)",
-                                       core: try CoreConfiguration.load(schemasDirectory: schemas)),
+                                       core: try CoreConfiguration.load(schemasDirectory: schemas),
+                                       saveInterval: .milliseconds(Int64(saveInterval * 1000))),
             observer: PipelineObserver(
                 onConsumed: { records in hops.consumed(records) },
                 onProduced: { _, commands, _ in acknowledged.record(commands) }),

@@ -71,4 +71,18 @@ struct ConfigCommandTests {
         let badFlag = try ServiceOptions.parse(["--http-listen", "nowhere"])
         await #expect(throws: (any Error).self) { try await badFlag.loadSettings(kafka: kafka, environment: [:]) }
     }
+
+    @Test("pipeline.saveInterval reaches the pipeline: 5 s by default, any value set")
+    func saveInterval() async throws {
+        let kafka = try KafkaOptions.parse([])
+        let schemas = ["--set", "pipeline.schemas=\(repositoryRoot.appendingPathComponent("Schemas").path)"]
+        let defaults = try await ServiceOptions.parse(schemas).loadSettings(kafka: kafka, environment: [:])
+        let core = try defaults.coreConfiguration()
+        #expect(try defaults.pipelineSettings(core: core).saveInterval == .seconds(5))
+        let set = try await ServiceOptions.parse(schemas + ["--set", "pipeline.saveInterval=0.5"]).loadSettings(kafka: kafka, environment: [:])
+        #expect(try set.pipelineSettings(core: core).saveInterval == .milliseconds(500))
+        await #expect(throws: (any Error).self) {
+            try await ServiceOptions.parse(["--set", "pipeline.saveInterval=0"]).loadSettings(kafka: kafka, environment: [:])
+        }
+    }
 }

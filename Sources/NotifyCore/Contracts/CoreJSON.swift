@@ -570,7 +570,8 @@ struct JSONParser {
     }
 
     private mutating func parseObject() throws(JSONSyntaxError) -> JSONValue {
-        var members: [String: JSONValue] = [:]
+        // Room for the members of a typical nested object (a content, a sender) at once, not grown by rehashing.
+        var members = [String: JSONValue](minimumCapacity: 8)
         try parseMembers { key, value in members.updateValue(value, forKey: key) == nil }
         return .object(members)
     }

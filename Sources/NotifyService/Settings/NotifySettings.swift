@@ -25,6 +25,8 @@ public struct NotifySettings: Sendable, Hashable {
         public var clientStateMaxAge: Duration
         /// `pipeline.backgroundPushInterval`
         public var backgroundPushInterval: Duration
+        /// `pipeline.saveInterval`
+        public var saveInterval: Duration
         /// `pipeline.schemas`: the Schemas directory.
         public var schemasDirectory: String
     }
@@ -116,6 +118,7 @@ public struct NotifySettings: Sendable, Hashable {
             stages: read.list("pipeline.stages"), identityWait: read.duration("pipeline.identityWait"),
             clientStateMaxAge: read.duration("pipeline.clientStateMaxAge"),
             backgroundPushInterval: read.duration("pipeline.backgroundPushInterval"),
+            saveInterval: read.duration("pipeline.saveInterval"),
             schemasDirectory: read.text("pipeline.schemas")!)
         thumbnails = Thumbnails(
             url: read.text("thumbnails.url"), timeout: read.duration("thumbnails.timeout"),

@@ -25,6 +25,8 @@ public enum SettingsCatalogue {
               "A device's foreground/background state older than this counts as unknown, so it gets a push (rule 7)."),
         .init("pipeline.backgroundPushInterval", .seconds(0...3600), default: .seconds(5),
               "Least time between two background (badge) pushes to one device; pushes in between are coalesced (rule 12)."),
+        .init("pipeline.saveInterval", .seconds(0.05...300), default: .seconds(5),
+              "How long each stage task gathers state changes before it writes them to its changelog (one record per changed key, however often it changed) and stores its input offsets. Longer: less changelog traffic and work; after a crash, up to this much input is processed again, giving the same commands with the same ids, which sinks deliver once (rules 15, 16)."),
         .init("pipeline.schemas", .filePath, default: .text("Schemas"), flag: "--schemas", environmentAliases: ["NOTIFY_SCHEMAS"],
               "Directory holding `topics.json`, `policies.json` and `categories.json`."),
         // Thumbnails
