@@ -45,7 +45,9 @@ struct PipelineBenchmark: AsyncParsableCommand {
         // Tags this run's event and message ids: the changelog topics are shared by every group, so
         // on a broker used before, ids of an earlier run would be recognised as applied already.
         let run = String(UInt32.random(in: 0...UInt32.max), radix: 36)
-        let acknowledged = CommandClock()
+        let total = rate * seconds
+        // The clocks' tables are sized up front: growing them during a run would rehash on the pipeline's cores.
+        let acknowledged = CommandClock(capacity: count + total)
         let hops = HopClock()
         let pipeline = NotifyPipeline(
             settings: PipelineSettings(client: client, groupId: "bench-\(run)",
@@ -61,7 +63,7 @@ struct PipelineBenchmark: AsyncParsableCommand {
         // Throughput: everything at once.
         let start = ContinuousClock.now
         let cpuBefore = ProcessCPUClock.seconds()
-        let sent = Sent()
+        let sent = Sent(capacity: count)
         try await produceMessages(0..<count, run: run, producer: producer, sent: sent, pace: nil)
         try await acknowledged.wait(for: count)
         let elapsed = (ContinuousClock.now - start).seconds
@@ -70,8 +72,7 @@ struct PipelineBenchmark: AsyncParsableCommand {
             + " (CPU of this process, producer included: \(String(format: "%.3f", cpu)) s = \(Int(cpu / Double(count) * 1e6)) µs per message)")
 
         // Latency at the offered rate.
-        let total = rate * seconds
-        let latencySent = Sent()
+        let latencySent = Sent(capacity: total)
         hops.start()
         let latencyCPUBefore = ProcessCPUClock.seconds()
         let latencyStart = ContinuousClock.now
@@ -133,7 +134,11 @@ struct PipelineBenchmark: AsyncParsableCommand {
 
 /// When each message was sent.
 final class Sent: Sendable {
-    private let times = Mutex<[String: ContinuousClock.Instant]>([:])
+    private let times: Mutex<[String: ContinuousClock.Instant]>
+
+    init(capacity: Int) {
+        times = Mutex(Dictionary(minimumCapacity: capacity))
+    }
 
     func record(_ messageIds: [String], at instant: ContinuousClock.Instant) {
         times.withLock { times in for id in messageIds { times[id] = instant } }
@@ -224,7 +229,11 @@ final class HopClock: Sendable {
 
 /// When each message's command was acknowledged.
 final class CommandClock: Sendable {
-    private let acknowledged = Mutex<[String: ContinuousClock.Instant]>([:])
+    private let acknowledged: Mutex<[String: ContinuousClock.Instant]>
+
+    init(capacity: Int) {
+        acknowledged = Mutex(Dictionary(minimumCapacity: capacity))
+    }
 
     func record(_ commands: [NotificationCommand]) {
         let now = ContinuousClock.now

@@ -143,7 +143,7 @@ final class PipelineProcess: Sendable {
         let logDirectory = ProcessInfo.processInfo.environment["NOTIFY_TEST_PROCESS_LOGS"]
         if let logDirectory {
             let path = "\(logDirectory)/pipeline-\(UUID().uuidString.prefix(8)).log"
-            FileManager.default.createFile(atPath: path, contents: nil)
+            _ = FileManager.default.createFile(atPath: path, contents: nil)
             process.standardError = FileHandle(forWritingAtPath: path)
         } else {
             process.standardError = FileHandle.nullDevice

@@ -7,36 +7,6 @@ extension Recipient: JSONRepresentable {
     }
 }
 
-extension DeliveryPath {
-    /// The JSON string of the raw value, written without an escape check.
-    var quotedJSON: StaticString {
-        switch self {
-        case .push: "\"push\""
-        case .local: "\"local\""
-        }
-    }
-}
-
-extension Platform {
-    /// The JSON string of the raw value, written without an escape check.
-    var quotedJSON: StaticString {
-        switch self {
-        case .ios: "\"ios\""
-        case .android: "\"android\""
-        }
-    }
-}
-
-extension PushProvider {
-    /// The JSON string of the raw value, written without an escape check.
-    var quotedJSON: StaticString {
-        switch self {
-        case .apns: "\"apns\""
-        case .fcm: "\"fcm\""
-        }
-    }
-}
-
 extension NotificationCommand: JSONRepresentable {
     /// The same shape as the `Codable` form, for ``CoreJSON/encode(_:)``:
     /// sorted keys, absent optionals left out.
@@ -155,16 +125,16 @@ extension JSONWriter {
             writeString(messageId)
         }
         constantKey("path", &first)
-        append(command.path.quotedJSON)
+        writeString(command.path.rawValue)
         constantKey("recipient", &first)
         var inner = true
         append(UInt8(ascii: "{"))
         constantKey("deviceId", &inner)
         writeString(command.recipient.deviceId)
         constantKey("platform", &inner)
-        append(command.recipient.platform.quotedJSON)
+        writeString(command.recipient.platform.rawValue)
         constantKey("provider", &inner)
-        append(command.recipient.provider.quotedJSON)
+        writeString(command.recipient.provider.rawValue)
         constantKey("userId", &inner)
         writeString(command.recipient.userId)
         append(UInt8(ascii: "}"))
