@@ -19,7 +19,7 @@ struct TaskOutput: Sendable {
     var isEmpty: Bool { records.isEmpty && changelog.isEmpty && offsets.isEmpty }
 
     mutating func append(_ other: TaskOutput) {
-        records += other.records
+        if records.isEmpty { records = other.records } else { records += other.records }  // Usually one partition: no copy.
         changelog += other.changelog
         offsets.merge(other.offsets) { max($0, $1) }
         commands += other.commands
@@ -219,10 +219,7 @@ struct PartitionTask<Logic: StageLogic>: Sendable {
             output.deadLetters.append(DeadLetter(record, reason: "\(record.topic): not an input of the \(logic.name.rawValue) stage"))
             return
         }
-        var step = logic.fold(&state, input)
-        // Outputs continue the input's trace (or start one): see ``TraceContext``.
-        let trace = TraceContext(headers: record.headers) ?? TraceContext.start()
-        step.outputs = step.outputs.map { $0.traced(trace.child()) }
+        let step = logic.fold(&state, input)
         if let rejection = step.rejection {
             output.deadLetters.append(DeadLetter(record, reason: rejection))
         }
@@ -237,12 +234,15 @@ struct PartitionTask<Logic: StageLogic>: Sendable {
             waiting[id] = Position(key: event.key, topic: record.topic, offset: record.offset)
             output.identityWaits += 1
         }
-        apply(step, touched: &touched, into: &output)
+        // Outputs continue the input's trace (or start one): see ``TraceContext``.
+        apply(step, trace: TraceContext(headers: record.headers) ?? TraceContext.start(), touched: &touched, into: &output)
     }
 
-    private func apply(_ step: StageStep, touched: inout Set<String>, into output: inout TaskOutput) {
-        // Outputs not made by a record of their own (released by time) start a trace of their own.
-        output.records += step.outputs.map { $0.headers.contains { $0.name == TraceContext.header } ? $0 : $0.traced(.start()) }
+    /// Adds what a fold made to `output`. Its records continue `trace`, the trace of the record
+    /// that made them; those made by no record (released by time) start a trace each.
+    private func apply(_ step: StageStep, trace: TraceContext? = nil, touched: inout Set<String>, into output: inout TaskOutput) {
+        output.records.reserveCapacity(output.records.count + step.outputs.count)
+        for record in step.outputs { output.records.append(record.traced(trace?.child() ?? .start())) }
         output.commands += step.commands
         output.decisions += step.decisions
         output.identityTimeouts += step.unresolvedIdentities

@@ -208,7 +208,7 @@ actor StageRunner<Logic: StageLogic> {
         let consumer = consumer
         let observer = observer
         let logger = logger
-        let records = output.records + output.deadLetters.map(\.record)
+        let records = output.deadLetters.isEmpty ? output.records : output.records + output.deadLetters.map(\.record)
         let stage = logic.name
         // Ordered steps, each chained to the same step of the send before, so sends overlap
         // without reordering: the outputs are enqueued after the previous outputs, and count as
