@@ -32,6 +32,7 @@ public struct PipelineSettings: Sendable {
         self.core = core
         self.maxRecordBytes = maxRecordBytes
         self.tickInterval = tickInterval
+        precondition(saveInterval > .zero, "a save interval must be positive")
         self.saveInterval = saveInterval
         self.thumbnails = thumbnails
     }

@@ -25,6 +25,11 @@ struct PipelineBenchmark: AsyncParsableCommand {
     @Option(name: .customShort("X"), help: ArgumentHelp("A librdkafka property for the pipeline's clients and the producer feeding it.", valueName: "name=value"))
     var properties: [String] = []
 
+    func validate() throws {
+        guard saveInterval >= 0.05 else { throw ValidationError("--save-interval wants at least 0.05 seconds, as pipeline.saveInterval") }
+        guard count > 0, rate > 0, seconds > 0 else { throw ValidationError("--count, --rate and --seconds want positive numbers") }
+    }
+
     static let identities = 50_000
     static let conversations = 10_000
 
