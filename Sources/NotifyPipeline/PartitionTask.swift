@@ -241,7 +241,6 @@ struct PartitionTask<Logic: StageLogic>: Sendable {
     /// Adds what a fold made to `output`. Its records continue `trace`, the trace of the record
     /// that made them; those made by no record (released by time) start a trace each.
     private func apply(_ step: StageStep, trace: TraceContext? = nil, touched: inout Set<String>, into output: inout TaskOutput) {
-        output.records.reserveCapacity(output.records.count + step.outputs.count)
         for record in step.outputs { output.records.append(record.traced(trace?.child() ?? .start())) }
         output.commands += step.commands
         output.decisions += step.decisions

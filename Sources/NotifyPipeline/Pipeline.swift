@@ -26,13 +26,13 @@ public struct PipelineSettings: Sendable {
         core: CoreConfiguration, maxRecordBytes: Int = 1_000_000, tickInterval: Duration = .milliseconds(250),
         saveInterval: Duration = .seconds(5), thumbnails: ThumbnailSettings? = nil
     ) {
+        precondition(saveInterval > .zero, "a save interval must be positive")
         self.client = client
         self.groupId = groupId
         self.stages = stages
         self.core = core
         self.maxRecordBytes = maxRecordBytes
         self.tickInterval = tickInterval
-        precondition(saveInterval > .zero, "a save interval must be positive")
         self.saveInterval = saveInterval
         self.thumbnails = thumbnails
     }
