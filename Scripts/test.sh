@@ -4,5 +4,12 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash Scripts/setup.sh
+# Tests run in parallel, each with its own brokers and clients: about 800 descriptors at once
+# on 2 cores, near the common soft limit of 1024, and librdkafka's embedded broker aborts the
+# process when it cannot re-create a listener. Raise the soft limit to the hard one (at most 65536).
+hard=$(ulimit -Hn)
+if [ "$hard" = unlimited ] || [ "$hard" -gt 65536 ]; then hard=65536; fi
+if [ "$(ulimit -n)" != unlimited ] && [ "$(ulimit -n)" -lt "$hard" ]; then ulimit -n "$hard"; fi
+echo "open files limit for the tests: $(ulimit -n)"
 swift build --build-tests
 swift test --skip-build "$@"

@@ -89,6 +89,13 @@ public final class EmbeddedBroker: Sendable {
     }
 
     /// Takes a broker off the network (connections drop, new ones are refused).
+    ///
+    /// librdkafka closes the broker's listening socket and at once binds a new one to the same
+    /// port, and it aborts the process if that bind fails: when the process is out of file
+    /// descriptors, or when another socket took the port in between. A port is free for the
+    /// taking only if nothing is connected to the broker, so take a broker down while a client
+    /// is connected to it, and give the process room for descriptors (`Scripts/test.sh` raises
+    /// the soft limit to the hard one).
     public func setBrokerDown(_ brokerId: Int32) throws {
         let result = rd_kafka_mock_broker_set_down(cluster.pointer, brokerId)
         if result != RD_KAFKA_RESP_ERR_NO_ERROR { throw KafkaError(result, context: "broker \(brokerId) down") }
