@@ -76,9 +76,8 @@ public final class EmbeddedBroker: Sendable {
     public static let clientProperties = ["fetch.wait.max.ms": "5"]
 
     /// Creates a topic (replication factor at most the number of brokers).
-    public func createTopic(_ name: String, partitions: Int32, replicationFactor: Int32 = 1) throws {
-        let result = rd_kafka_mock_topic_create(cluster.pointer, name, partitions, replicationFactor)
-        if result != RD_KAFKA_RESP_ERR_NO_ERROR { throw KafkaError(result, context: "create topic \(name)") }
+    public func createTopic(_ name: String, partitions: Int32, replicationFactor: Int32 = 1) async throws {
+        try await command("create topic \(name)") { rd_kafka_mock_topic_create($0, name, partitions, replicationFactor) }
     }
 
     /// Makes the next `errors.count` requests of this API (a Kafka protocol
@@ -96,22 +95,29 @@ public final class EmbeddedBroker: Sendable {
     /// taking only if nothing is connected to the broker, so take a broker down while a client
     /// is connected to it, and give the process room for descriptors (`Scripts/test.sh` raises
     /// the soft limit to the hard one).
-    public func setBrokerDown(_ brokerId: Int32) throws {
-        let result = rd_kafka_mock_broker_set_down(cluster.pointer, brokerId)
-        if result != RD_KAFKA_RESP_ERR_NO_ERROR { throw KafkaError(result, context: "broker \(brokerId) down") }
+    public func setBrokerDown(_ brokerId: Int32) async throws {
+        try await command("broker \(brokerId) down") { rd_kafka_mock_broker_set_down($0, brokerId) }
     }
 
     /// Brings a broker back.
-    public func setBrokerUp(_ brokerId: Int32) throws {
-        let result = rd_kafka_mock_broker_set_up(cluster.pointer, brokerId)
-        if result != RD_KAFKA_RESP_ERR_NO_ERROR { throw KafkaError(result, context: "broker \(brokerId) up") }
+    public func setBrokerUp(_ brokerId: Int32) async throws {
+        try await command("broker \(brokerId) up") { rd_kafka_mock_broker_set_up($0, brokerId) }
         disableNagleOnListeners()
     }
 
     /// Delays every answer of a broker by `milliseconds`.
-    public func setRoundTripTime(broker brokerId: Int32, milliseconds: Int32) throws {
-        let result = rd_kafka_mock_broker_set_rtt(cluster.pointer, brokerId, milliseconds)
-        if result != RD_KAFKA_RESP_ERR_NO_ERROR { throw KafkaError(result, context: "broker \(brokerId) rtt") }
+    public func setRoundTripTime(broker brokerId: Int32, milliseconds: Int32) async throws {
+        try await command("broker \(brokerId) rtt") { rd_kafka_mock_broker_set_rtt($0, brokerId, milliseconds) }
+    }
+
+    /// Runs a command on the cluster. librdkafka hands it to the cluster's thread and waits for
+    /// its answer, so the wait happens on a thread of its own, never on the cooperative pool.
+    private func command(
+        _ context: String, _ call: @escaping @Sendable (OpaquePointer) -> rd_kafka_resp_err_t
+    ) async throws(KafkaError) {
+        let cluster = cluster
+        let result = await blockingCalls.run { call(cluster.pointer) }
+        if result != RD_KAFKA_RESP_ERR_NO_ERROR { throw KafkaError(result, context: context) }
     }
 
     /// Stops the cluster; clients still connected see it go down. librdkafka joins the

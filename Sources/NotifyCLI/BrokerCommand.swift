@@ -33,7 +33,7 @@ struct BrokerCommand: AsyncParsableCommand {
         let topics = try catalog + topic.map(Self.parseTopic)
         let logger = Logger(label: "notify.broker")
         try await EmbeddedBroker.withBroker(brokers: brokers, logger: logger) { broker in
-            for (name, partitions) in topics { try broker.createTopic(name, partitions: partitions) }
+            for (name, partitions) in topics { try await broker.createTopic(name, partitions: partitions) }
             StandardOutput.writeLine(broker.bootstrapServers)
             logger.info("Embedded broker serving", metadata: [
                 "bootstrap": "\(broker.bootstrapServers)", "topics": "\(topics.map { "\($0.0):\($0.1)" }.joined(separator: ","))",

@@ -41,7 +41,7 @@ struct DevCommand: AsyncParsableCommand {
             ])
             settings.kafka.properties.merge(EmbeddedBroker.clientProperties) { configured, _ in configured }
             let catalog = try TopicCatalog.load(from: URL(fileURLWithPath: settings.pipeline.schemasDirectory).appendingPathComponent("topics.json"))
-            for topic in catalog.topics { try broker.createTopic(topic.name, partitions: min(topic.partitions, 4)) }
+            for topic in catalog.topics { try await broker.createTopic(topic.name, partitions: min(topic.partitions, 4)) }
             let core = try settings.coreConfiguration()
             var logger = settings.logger(label: "notify.dev")
             if logger.logLevel == .info { logger.logLevel = .notice }

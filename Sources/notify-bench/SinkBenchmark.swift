@@ -50,8 +50,8 @@ struct SinkBenchmark: AsyncParsableCommand {
         let authority = try await TestCertificateAuthority.make()
         defer { authority.remove() }
         let timings = try await EmbeddedBroker.withBroker(logger: logger) { broker in
-            for topic in ["notify.commands", "notify.outcomes"] { try broker.createTopic(topic, partitions: 8) }
-            try broker.createTopic("notify.dlq", partitions: 1)
+            for topic in ["notify.commands", "notify.outcomes"] { try await broker.createTopic(topic, partitions: 8) }
+            try await broker.createTopic("notify.dlq", partitions: 1)
             let kafka = KafkaClientConfiguration(bootstrapServers: broker.bootstrapServers, clientId: "notify-bench")
             try await prefill(kafka: kafka, logger: logger)
 

@@ -15,8 +15,8 @@ import Testing
             defer { close(first) }
             #expect(try await acceptedConnectionNoDelay(client: first, port: port) == true)
 
-            try broker.setBrokerDown(1)
-            try broker.setBrokerUp(1)
+            try await broker.setBrokerDown(1)
+            try await broker.setBrokerUp(1)
             let second = try connect(port: port)
             defer { close(second) }
             #expect(try await acceptedConnectionNoDelay(client: second, port: port) == true)

@@ -15,7 +15,7 @@ func withEmbeddedBroker<T>(
     brokers: Int = 1, topics: [String: Int32], _ body: (EmbeddedBroker) async throws -> T
 ) async throws -> T {
     try await EmbeddedBroker.withBroker(brokers: brokers, logger: testLogger) { broker in
-        for (name, partitions) in topics { try broker.createTopic(name, partitions: partitions) }
+        for (name, partitions) in topics { try await broker.createTopic(name, partitions: partitions) }
         return try await body(broker)
     }
 }

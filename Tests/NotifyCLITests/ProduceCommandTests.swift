@@ -7,7 +7,7 @@ import Testing
     /// A bad line is reported with its number and not sent; the good ones are sent, keyed by conversation.
     @Test func badLinesAreReportedByNumberAndGoodOnesSent() async throws {
         try await EmbeddedBroker.withBroker(logger: Logger(label: "test")) { broker in
-            try broker.createTopic("chat.messages", partitions: 2)
+            try await broker.createTopic("chat.messages", partitions: 2)
             let good = #"{"type":"message.received","id":"e1","at":"2026-11-22T09:00:00Z","messageId":"m1","conversationId":"c1","senderId":"alice","kind":"text","text":"hi"}"#
             let bad = #"{"type":"message.received","id":"e2","at":"2026-11-22T09:00:01Z","conversationId":"c1","senderId":"alice","kind":"text"}"#
             let alsoGood = good.replacingOccurrences(of: "\"e1\"", with: "\"e3\"").replacingOccurrences(of: "\"m1\"", with: "\"m3\"")

@@ -26,7 +26,7 @@ func testCoreConfiguration() throws -> CoreConfiguration {
 func withPipelineBroker<T>(partitions: Int32 = 4, _ body: (EmbeddedBroker) async throws -> T) async throws -> T {
     let catalog = try TopicCatalog.load(from: repositoryRoot.appendingPathComponent("Schemas/topics.json"))
     return try await EmbeddedBroker.withBroker(logger: testLogger) { broker in
-        for topic in catalog.topics { try broker.createTopic(topic.name, partitions: partitions) }
+        for topic in catalog.topics { try await broker.createTopic(topic.name, partitions: partitions) }
         return try await body(broker)
     }
 }

@@ -7,9 +7,9 @@ import Testing
 /// The topics the sinks use, on a fresh embedded broker for `body`.
 func withSinkTopics<T>(_ body: (EmbeddedBroker) async throws -> T) async throws -> T {
     try await EmbeddedBroker.withBroker(logger: testLogger) { broker in
-        try broker.createTopic("notify.commands", partitions: 4)
-        try broker.createTopic("notify.outcomes", partitions: 4)
-        try broker.createTopic("notify.dlq", partitions: 1)
+        try await broker.createTopic("notify.commands", partitions: 4)
+        try await broker.createTopic("notify.outcomes", partitions: 4)
+        try await broker.createTopic("notify.dlq", partitions: 1)
         return try await body(broker)
     }
 }
