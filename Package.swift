@@ -151,7 +151,8 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
-        // The C baseline of `notify-bench passthrough`: the same work done with librdkafka directly.
+        // The C baselines: `notify-bench passthrough`'s work done with librdkafka directly, and
+        // (`--pipeline-floor`) the pipeline benchmark's record operations with nothing else.
         .executableTarget(
             name: "rdkafka-passthrough",
             path: "Benchmarks/rdkafka-passthrough",

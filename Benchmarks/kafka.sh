@@ -2,7 +2,11 @@
 # The Kafka benchmarks, side by side on one embedded broker:
 #  1. passthrough: the Swift Kafka module against librdkafka used directly from
 #     C, same work, alternating runs, medians (target Swift/C >= 0.8);
-#  2. pipeline: messages through both stages (target >= 0.4 x the C
+#  2. pipeline floor: the pipeline's record operations alone (feed, two hops
+#     of consume and produce) done by librdkafka from C, with no JSON, state or
+#     changelogs, RUNS times, median: what the pipeline could reach on this
+#     broker and machine if its own work cost nothing;
+#  3. pipeline: messages through both stages (target >= 0.4 x the C
 #     passthrough rate), then p50/p99 latency at 10,000 messages/s offered
 #     (target p99 <= 30 ms).
 #
@@ -11,7 +15,8 @@
 # Starts `notify broker` (the catalog's topics plus the benchmark's), seeds
 # COUNT (default 150000) records of ~300 bytes on 16 partitions, then RUNS
 # times (default 5) runs the C passthrough and `notify-bench passthrough`
-# (700-byte outputs) one after the other, alternating which goes first, then the pipeline benchmark.
+# (700-byte outputs) one after the other, alternating which goes first, then
+# RUNS times the pipeline floor, then the pipeline benchmark.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 count=${1:-150000}
@@ -30,7 +35,10 @@ swift build -c "$config" "${scratch[@]}" --product rdkafka-passthrough >/dev/nul
 bin=$(swift build -c "$config" "${scratch[@]}" --show-bin-path)
 
 topics=(--topic bench.in:16)
-for run in $(seq "$runs"); do topics+=(--topic "bench.out.c.$run:16" --topic "bench.out.swift.$run:16"); done
+for run in $(seq "$runs"); do
+  topics+=(--topic "bench.out.c.$run:16" --topic "bench.out.swift.$run:16")
+  topics+=(--topic "bench.floor.$run.in:12" --topic "bench.floor.$run.mid:12" --topic "bench.floor.$run.out:12")
+done
 log=$(mktemp)
 "$broker_bin/notify" broker "${topics[@]}" >"$log" 2>/dev/null &
 broker=$!
@@ -59,17 +67,32 @@ for run in $(seq "$runs"); do
   if (( run % 2 )); then run_c; run_swift; else run_swift; run_c; fi
 done
 
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
 median() { printf '%s\n' "$@" | sort -n | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
 c=$(median "${c_rates[@]}")
 s=$(median "${swift_rates[@]}")
-echo "median: C $c records/s, Swift $s records/s, Swift/C = $(awk -v s="$s" -v c="$c" 'BEGIN { printf "%.2f", s / c }') (target >= 0.80)"
+echo "median: C $c records/s, Swift $s records/s, Swift/C = $(ratio "$s" "$c") (target >= 0.80)"
 
 # The embedded broker answers an empty fetch only when fetch.wait.max.ms is over (Apache Kafka answers
 # as soon as data arrives), so the pipeline's consumers wait 1 ms, not librdkafka's 500: the nearest the
 # mock comes to Kafka's latency, at the cost of a broker busy answering empty fetches. The producer feeding
 # the pipeline (the chat backend) lingers 1 ms, as the pipeline's own producer does by default.
+# The floor's clients get the same properties.
+pipeline_properties=(fetch.wait.max.ms=1 linger.ms=1)
+bench_properties=()
+for property in "${pipeline_properties[@]}"; do bench_properties+=(-X "$property"); done
+floor_rates=()
+for run in $(seq "$runs"); do
+  line=$("$bin/rdkafka-passthrough" --pipeline-floor "$bootstrap" "bench.floor.$run.in" "bench.floor.$run.mid" \
+    "bench.floor.$run.out" "$pipeline_count" "bench-floor-$run" "${pipeline_properties[@]}")
+  echo "run $run: $line"
+  floor_rates+=("$(sed -E 's/.* = ([0-9]+) messages\/s/\1/' <<<"$line")")
+done
+f=$(median "${floor_rates[@]}")
+echo "median: pipeline floor (C) $f messages/s"
 "$bin/notify-bench" pipeline --bootstrap "$bootstrap" --count "$pipeline_count" --schemas Schemas \
-  -X fetch.wait.max.ms=1 -X linger.ms=1 \
+  "${bench_properties[@]}" \
   | tee "$log.pipeline"
 p=$(sed -nE 's/^pipeline: .* = ([0-9]+) messages\/s.*/\1/p' "$log.pipeline")
-echo "pipeline/C passthrough = $(awk -v p="$p" -v c="$c" 'BEGIN { printf "%.2f", p / c }') (target >= 0.40)"
+echo "pipeline floor (C)/C passthrough = $(ratio "$f" "$c"), pipeline/pipeline floor = $(ratio "$p" "$f")"
+echo "pipeline/C passthrough = $(ratio "$p" "$c") (target >= 0.40)"
