@@ -95,7 +95,7 @@ for property in "${pipeline_properties[@]}"; do bench_properties+=(-X "$property
 p=$(sed -nE 's/^pipeline: .* = ([0-9]+) messages\/s.*/\1/p' "$log.pipeline")
 
 # The floor gets a broker of its own: its runs leave about 900 MB of records in the mock cluster,
-# which slowed a pipeline run after them on the same broker.
+# and a pipeline run after them on the same broker was slower in one of two checks.
 stop_broker
 floor_topics=()
 for run in $(seq "$runs"); do
