@@ -34,10 +34,10 @@ swift build -c "$config" "${scratch[@]}" --product notify-bench >/dev/null
 swift build -c "$config" "${scratch[@]}" --product rdkafka-passthrough >/dev/null
 bin=$(swift build -c "$config" "${scratch[@]}" --show-bin-path)
 
-# Starts `notify broker` with the catalog's topics and these, and sets $broker and $bootstrap.
 log=$(mktemp)
 broker=
 trap 'if [ -n "$broker" ]; then kill "$broker" 2>/dev/null; wait "$broker" 2>/dev/null; fi; rm -f "$log" "$log.pipeline"' EXIT
+# Starts `notify broker` with the catalog's topics and those given, and sets $broker and $bootstrap.
 start_broker() {
   "$broker_bin/notify" broker "$@" >"$log" 2>/dev/null &
   broker=$!
@@ -45,6 +45,7 @@ start_broker() {
   bootstrap=$(head -1 "$log")
   echo "broker: $bootstrap"
 }
+# Stops the broker started last.
 stop_broker() {
   kill "$broker"
   wait "$broker" 2>/dev/null || true
