@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
 # Installs what notify needs on a Debian/Ubuntu machine that has Swift:
-# librdkafka (the Kafka client library), kcat (an independent Kafka client the
-# tests compare against), openssl (the sink tests make a throwaway CA with it),
-# Python's jsonschema and PyYAML (the schema and Deploy
-# tests), and Chromium with a colour emoji font (the console's headless-browser
+# librdkafka (the Kafka client library), jemalloc (the executables' allocator),
+# kcat (an independent Kafka client the tests compare against), openssl (the
+# sink tests make a throwaway CA with it), Python's jsonschema and PyYAML (the
+# schema and Deploy tests), and Chromium with a colour emoji font (the console's headless-browser
 # test; NOTIFY_SKIP_BROWSER=1 skips it). Safe to run again: it installs only what is missing.
 set -euo pipefail
 
 packages=()
 pkg-config --exists rdkafka 2>/dev/null || packages+=(librdkafka-dev pkg-config)
+pkg-config --exists jemalloc 2>/dev/null || packages+=(libjemalloc-dev pkg-config)
 command -v kcat >/dev/null 2>&1 || packages+=(kcat)
 command -v openssl >/dev/null 2>&1 || packages+=(openssl)
 command -v python3 >/dev/null 2>&1 || packages+=(python3)
