@@ -8,75 +8,99 @@ public struct TraceContext: Sendable, Hashable, CustomStringConvertible {
     /// The header that carries it.
     public static let header = "traceparent"
 
-    /// 32 lowercase hex digits.
-    public let traceId: String
-    /// 16 lowercase hex digits.
-    public let spanId: String
-    /// `01` when sampled.
-    public let flags: String
+    // The ids as numbers, not text: a record's trace is read, continued and written once per hop,
+    // and numbers need no allocation. They are text only in the header (and when asked for).
+    private let traceHigh: UInt64
+    private let traceLow: UInt64
+    private let span: UInt64
+    private let flagBits: UInt8
 
-    /// The context in `headers`, if there is a well-formed one (hex digits read in either case, kept in lowercase).
+    /// 32 lowercase hex digits.
+    public var traceId: String { Self.hex(traceHigh) + Self.hex(traceLow) }
+    /// 16 lowercase hex digits.
+    public var spanId: String { Self.hex(span) }
+    /// `01` when sampled.
+    public var flags: String { String(Self.hex(UInt64(flagBits)).suffix(2)) }
+
+    /// The context in `headers`, if there is a well-formed one (hex digits read in either case).
     public init?(headers: [KafkaHeader]) {
-        guard let value = headers.first(where: { $0.name == Self.header })?.value, value.count == 55 else { return nil }
+        guard let value = headers.first(where: { $0.name == Self.header })?.value, value.count == Self.length else { return nil }
         // 00-<32 hex>-<16 hex>-<2 hex>
         guard value[0] == UInt8(ascii: "0"), value[1] == UInt8(ascii: "0"),
               value[2] == UInt8(ascii: "-"), value[35] == UInt8(ascii: "-"), value[52] == UInt8(ascii: "-"),
-              let traceId = Self.lowercaseHex(value[3..<35]), let spanId = Self.lowercaseHex(value[36..<52]),
-              let flags = Self.lowercaseHex(value[53..<55]),
-              traceId.utf8.contains(where: { $0 != UInt8(ascii: "0") }), spanId.utf8.contains(where: { $0 != UInt8(ascii: "0") })
+              let traceHigh = Self.number(value[3..<19]), let traceLow = Self.number(value[19..<35]),
+              let span = Self.number(value[36..<52]), let flags = Self.number(value[53..<55]),
+              traceHigh | traceLow != 0, span != 0
         else { return nil }
-        self.traceId = traceId
-        self.spanId = spanId
-        self.flags = flags
+        self.init(traceHigh: traceHigh, traceLow: traceLow, span: span, flagBits: UInt8(flags))
     }
 
-    /// Hex digits as lowercase text, or nil if a byte is not one.
-    private static func lowercaseHex(_ bytes: ArraySlice<UInt8>) -> String? {
-        var valid = true
-        let text = String(unsafeUninitializedCapacity: bytes.count) { text in
-            for (index, byte) in bytes.enumerated() {
-                switch byte {
-                case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "a")...UInt8(ascii: "f"): text[index] = byte
-                case UInt8(ascii: "A")...UInt8(ascii: "F"): text[index] = byte + 32
-                default: valid = false
-                }
-            }
-            return valid ? bytes.count : 0
-        }
-        return valid ? text : nil
-    }
-
-    private init(traceId: String, spanId: String, flags: String) {
-        self.traceId = traceId
-        self.spanId = spanId
-        self.flags = flags
+    private init(traceHigh: UInt64, traceLow: UInt64, span: UInt64, flagBits: UInt8) {
+        self.traceHigh = traceHigh
+        self.traceLow = traceLow
+        self.span = span
+        self.flagBits = flagBits
     }
 
     /// A new trace.
     public static func start() -> TraceContext {
-        TraceContext(traceId: randomHex(bytes: 16), spanId: randomHex(bytes: 8), flags: "01")
+        TraceContext(traceHigh: SpanIdSource.next(), traceLow: SpanIdSource.next(), span: SpanIdSource.next(), flagBits: 1)
     }
 
     /// The context of the next hop: the same trace, a new span.
     public func child() -> TraceContext {
-        TraceContext(traceId: traceId, spanId: Self.randomHex(bytes: 8), flags: flags)
+        TraceContext(traceHigh: traceHigh, traceLow: traceLow, span: SpanIdSource.next(), flagBits: flagBits)
     }
 
-    public var description: String { "00-\(traceId)-\(spanId)-\(flags)" }
+    public var description: String { String(decoding: headerValue, as: UTF8.self) }
 
     /// The header to put on a record.
-    public var kafkaHeader: KafkaHeader { KafkaHeader(name: Self.header, string: description) }
+    public var kafkaHeader: KafkaHeader { KafkaHeader(name: Self.header, value: headerValue) }
 
-    private static func randomHex(bytes: Int) -> String {
-        String(unsafeUninitializedCapacity: bytes * 2) { text in
-            var word: UInt64 = 0
-            for index in 0..<bytes {
-                if index % 8 == 0 { word = SpanIdSource.next() }
-                let byte = UInt8(truncatingIfNeeded: word >> (8 * UInt64(index % 8)))
-                text[2 * index] = hexDigits[Int(byte >> 4)]
-                text[2 * index + 1] = hexDigits[Int(byte & 0xF)]
+    /// The length of `00-<trace id>-<span id>-<flags>`.
+    private static let length = 55
+
+    private var headerValue: [UInt8] {
+        [UInt8](unsafeUninitializedCapacity: Self.length) { text, count in
+            text[0] = UInt8(ascii: "0")
+            text[1] = UInt8(ascii: "0")
+            for dash in [2, 35, 52] { text[dash] = UInt8(ascii: "-") }
+            Self.writeHex(traceHigh, digits: 16, into: text, at: 3)
+            Self.writeHex(traceLow, digits: 16, into: text, at: 19)
+            Self.writeHex(span, digits: 16, into: text, at: 36)
+            Self.writeHex(UInt64(flagBits), digits: 2, into: text, at: 53)
+            count = Self.length
+        }
+    }
+
+    /// The number that hex digits (either case) spell, or nil if a byte is not one.
+    private static func number(_ digits: ArraySlice<UInt8>) -> UInt64? {
+        var value: UInt64 = 0
+        for byte in digits {
+            let digit: UInt8
+            switch byte {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): digit = byte - UInt8(ascii: "0")
+            case UInt8(ascii: "a")...UInt8(ascii: "f"): digit = byte - UInt8(ascii: "a") + 10
+            case UInt8(ascii: "A")...UInt8(ascii: "F"): digit = byte - UInt8(ascii: "A") + 10
+            default: return nil
             }
-            return bytes * 2
+            value = value << 4 | UInt64(digit)
+        }
+        return value
+    }
+
+    /// Writes the low `digits` hex digits of `value`, lowercase, most significant first.
+    private static func writeHex(_ value: UInt64, digits: Int, into text: UnsafeMutableBufferPointer<UInt8>, at start: Int) {
+        for index in 0..<digits {
+            text[start + index] = hexDigits[Int(truncatingIfNeeded: value >> (4 * UInt64(digits - 1 - index))) & 0xF]
+        }
+    }
+
+    /// 16 lowercase hex digits.
+    private static func hex(_ value: UInt64) -> String {
+        String(unsafeUninitializedCapacity: 16) { text in
+            writeHex(value, digits: 16, into: text, at: 0)
+            return 16
         }
     }
 
