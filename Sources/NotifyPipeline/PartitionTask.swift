@@ -62,10 +62,8 @@ struct PartitionTask<Logic: StageLogic>: Sendable {
 
     let partition: Int32
     var state: Logic.State
-    /// key → input topic → offset of the last record applied (restored from the changelog).
-    var applied: [String: [String: Int64]] = [:]
-    /// key → ids of the last events applied to it, oldest first (at most ``recentLimit``).
-    var recent: [String: [String]] = [:]
+    /// key → what has been applied to it (restored from the changelog).
+    var progress: [String: KeyProgress] = [:]
     /// How many event ids per key are remembered to recognise an event that comes again.
     static var recentLimit: Int { 32 }
     /// Input topic → the next offset to read.
@@ -189,8 +187,7 @@ struct PartitionTask<Logic: StageLogic>: Sendable {
     /// Puts back a changelog record.
     mutating func restore(key: String, value: ChangelogValue, logic: Logic) throws {
         try logic.restore(&state, key: key, value: value.entry)
-        applied[key] = value.applied
-        recent[key] = value.recent
+        progress[key] = KeyProgress(applied: value.applied, recent: value.recent)
     }
 
     private mutating func fold(
@@ -198,7 +195,7 @@ struct PartitionTask<Logic: StageLogic>: Sendable {
     ) {
         let partitioned = logic.inputTopics.contains(record.topic)
         if partitioned, let key = record.key.map({ String(decoding: $0, as: UTF8.self) }),
-           let last = applied[key]?[record.topic], record.offset <= last {
+           let last = progress[key]?.applied[record.topic], record.offset <= last {
             return  // Its effects are in the restored state already.
         }
         guard record.value.count <= limits.maxRecordBytes else {
@@ -212,7 +209,7 @@ struct PartitionTask<Logic: StageLogic>: Sendable {
             output.deadLetters.append(DeadLetter(record, reason: error.description))
             return
         }
-        if partitioned, recent[event.key]?.contains(event.id) == true {
+        if partitioned, progress[event.key]?.recent.contains(event.id) == true {
             return  // The same event again (re-emitted upstream after a crash): applied already.
         }
         guard let input = logic.input(from: event) else {
@@ -225,9 +222,7 @@ struct PartitionTask<Logic: StageLogic>: Sendable {
         }
         if partitioned {
             // Bookkeeping of this partition's own input (not of records every task hears).
-            applied[event.key, default: [:]][record.topic] = record.offset
-            recent[event.key, default: []].append(event.id)
-            if recent[event.key]!.count > Self.recentLimit { recent[event.key]!.removeFirst() }
+            progress[event.key, default: KeyProgress()].record(topic: record.topic, offset: record.offset, eventId: event.id, limit: Self.recentLimit)
             touched.insert(event.key)
         }
         if let id = logic.waitingId(of: event), logic.waiting(in: state, key: event.key).contains(id) {
@@ -265,10 +260,11 @@ struct PartitionTask<Logic: StageLogic>: Sendable {
         if !unsaved.isEmpty {
             // Copies of the state and bookkeeping as they are now (copy-on-write: the next fold
             // copies what it changes), encoded later.
-            let (keys, state, applied, recent, partition) = (unsaved.sorted(), state, applied, recent, partition)
+            let (keys, state, progress, partition) = (unsaved.sorted(), state, progress, partition)
             output.changelog.append(ChangelogSnapshot {
                 keys.map { key in
-                    let value = ChangelogValue(entry: logic.snapshot(state, key: key), applied: applied[key] ?? [:], recent: recent[key] ?? [])
+                    let value = ChangelogValue(entry: logic.snapshot(state, key: key), applied: progress[key]?.applied ?? [:],
+                                               recent: progress[key]?.recent ?? [])
                     return OutgoingRecord(topic: logic.changelogTopic, key: Array(key.utf8), value: value.encoded(), partition: partition)
                 }
             })
@@ -290,6 +286,22 @@ struct PartitionTask<Logic: StageLogic>: Sendable {
             savedOffsets = output.offsets
         }
         return output
+    }
+}
+
+/// What a task has applied to one key of its own input: kept with the key's state in its changelog
+/// (see ``ChangelogValue``), so input read again after a restart is not applied twice.
+struct KeyProgress: Sendable {
+    /// Input topic → offset of the last record applied.
+    var applied: [String: Int64] = [:]
+    /// Ids of the last events applied, oldest first.
+    var recent: [String] = []
+
+    /// Notes the record at `offset` of `topic`, event `eventId`, as applied, remembering at most `limit` event ids.
+    mutating func record(topic: String, offset: Int64, eventId: String, limit: Int) {
+        applied[topic] = offset
+        recent.append(eventId)
+        if recent.count > limit { recent.removeFirst() }
     }
 }
 
