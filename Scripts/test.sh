@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Runs every test: installs what is missing, builds, and runs `swift test`.
+# Runs every test: installs what is missing, builds, and runs `swift test` (arguments go to it).
 # The tests start their own embedded Kafka brokers and servers on 127.0.0.1.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -12,4 +12,15 @@ if [ "$hard" = unlimited ] || [ "$hard" -gt 65536 ]; then hard=65536; fi
 if [ "$(ulimit -n)" != unlimited ] && [ "$(ulimit -n)" -lt "$hard" ]; then ulimit -n "$hard"; fi
 echo "open files limit for the tests: $(ulimit -n)"
 swift build --build-tests
-swift test --skip-build "$@"
+if [ $# -gt 0 ]; then
+  swift test --skip-build "$@"
+  exit
+fi
+# The tests that take an embedded broker down run on their own, after the others. librdkafka's mock
+# re-binds the broker's port when it goes down and aborts the process if that bind fails. In one full
+# run, with 20,000 descriptors allowed, it failed with "Address already in use" while other tests ran
+# beside them (cause not found); in 15 runs of these tests alone, and in 28,875 binds of the same kind
+# made by another process during a full run, it never did.
+outage_tests='FaultToleranceTests|EmbeddedBrokerTests'
+swift test --skip-build --skip "$outage_tests"
+swift test --skip-build --filter "$outage_tests"
