@@ -5,11 +5,11 @@ import NotifyCore
 /// `notify-bench builder --count N`: decodes N `message.received` values,
 /// folds them through both stages of the core with 50,000 known identities,
 /// and renders each message for one recipient on three devices (APNs, FCM,
-/// local), encoding every command to its bytes. One core, one thread.
+/// local; `--devices` takes fewer), encoding every command to its bytes. One core, one thread.
 struct BuilderBenchmark: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "builder",
-        abstract: "Decode, fold and render N messages (APNs + FCM + local for one recipient each)."
+        abstract: "Decode, fold and render N messages (APNs + FCM + local for one recipient each, or fewer with --devices)."
     )
 
     @Option(help: "How many message events.")
@@ -17,6 +17,9 @@ struct BuilderBenchmark: ParsableCommand {
 
     @Option(help: "How many known identities.")
     var identities = 50_000
+
+    @Option(help: "Devices per recipient, 1 to 3: an iPhone (APNs), then an Android phone (FCM), then an iPad in the foreground (local).")
+    var devices = 3
 
     /// How far each message goes, to see where the time is spent.
     enum Phase: String, ExpressibleByArgument, CaseIterable {
@@ -28,6 +31,10 @@ struct BuilderBenchmark: ParsableCommand {
 
     @Option(help: ArgumentHelp("The Schemas directory (env NOTIFY_SCHEMAS).", valueName: "dir"))
     var schemas = ProcessInfo.processInfo.environment["NOTIFY_SCHEMAS"] ?? "Schemas"
+
+    func validate() throws {
+        guard (1...3).contains(devices) else { throw ValidationError("--devices wants 1, 2 or 3") }
+    }
 
     func run() throws {
         let configuration = try CoreConfiguration.load(schemasDirectory: schemas)
@@ -49,11 +56,11 @@ struct BuilderBenchmark: ParsableCommand {
             _ = fanout.fold(&fanoutState, .conversation(ConversationUpdated(
                 id: "c\(recipient)", at: start, conversationId: "dm-\(recipient)", kind: .direct,
                 members: [userId, "u\(identities - 1 - recipient)"])))
-            _ = route.fold(&routeState, .devices(DevicesUpdated(id: "d\(recipient)", at: start, userId: userId, devices: [
+            _ = route.fold(&routeState, .devices(DevicesUpdated(id: "d\(recipient)", at: start, userId: userId, devices: Array([
                 Device(deviceId: "\(userId)-iphone", platform: .ios, provider: .apns, token: String(repeating: "a1", count: 32), appId: "com.example.chat"),
                 Device(deviceId: "\(userId)-pixel", platform: .android, provider: .fcm, token: String(repeating: "f", count: 150), appId: "com.example.chat"),
                 Device(deviceId: "\(userId)-ipad", platform: .ios, provider: .apns, token: String(repeating: "b2", count: 32), appId: "com.example.chat"),
-            ])))
+            ].prefix(devices)))))
             _ = route.fold(&routeState, .clientState(ClientStateChanged(
                 id: "s\(recipient)", at: start, userId: userId, deviceId: "\(userId)-ipad", state: .foreground,
                 screen: .init(kind: .settings))))
