@@ -64,8 +64,6 @@ struct PartitionTask<Logic: StageLogic>: Sendable {
     var state: Logic.State
     /// key → what has been applied to it (restored from the changelog).
     var progress: [String: KeyProgress] = [:]
-    /// How many event ids per key are remembered to recognise an event that comes again.
-    static var recentLimit: Int { 32 }
     /// Input topic → the next offset to read.
     var processed: [String: Int64] = [:]
     /// Records whose work is not finished (held messages) → where they are.
@@ -222,7 +220,7 @@ struct PartitionTask<Logic: StageLogic>: Sendable {
         }
         if partitioned {
             // Bookkeeping of this partition's own input (not of records every task hears).
-            progress[event.key, default: KeyProgress()].record(topic: record.topic, offset: record.offset, eventId: event.id, limit: Self.recentLimit)
+            progress[event.key, default: KeyProgress()].record(topic: record.topic, offset: record.offset, eventId: event.id)
             touched.insert(event.key)
         }
         if let id = logic.waitingId(of: event), logic.waiting(in: state, key: event.key).contains(id) {
@@ -294,14 +292,16 @@ struct PartitionTask<Logic: StageLogic>: Sendable {
 struct KeyProgress: Sendable {
     /// Input topic → offset of the last record applied.
     var applied: [String: Int64] = [:]
-    /// Ids of the last events applied, oldest first.
+    /// Ids of the last events applied, oldest first (at most ``recentLimit``).
     var recent: [String] = []
+    /// How many event ids are remembered to recognise an event that comes again.
+    static let recentLimit = 32
 
-    /// Notes the record at `offset` of `topic`, event `eventId`, as applied, remembering at most `limit` event ids.
-    mutating func record(topic: String, offset: Int64, eventId: String, limit: Int) {
+    /// Notes the record at `offset` of `topic`, event `eventId`, as applied.
+    mutating func record(topic: String, offset: Int64, eventId: String) {
         applied[topic] = offset
         recent.append(eventId)
-        if recent.count > limit { recent.removeFirst() }
+        if recent.count > Self.recentLimit { recent.removeFirst() }
     }
 }
 

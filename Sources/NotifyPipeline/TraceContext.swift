@@ -16,11 +16,11 @@ public struct TraceContext: Sendable, Hashable, CustomStringConvertible {
     private let flagBits: UInt8
 
     /// 32 lowercase hex digits.
-    public var traceId: String { Self.hex(traceHigh) + Self.hex(traceLow) }
+    public var traceId: String { Self.hex(traceHigh, digits: 16) + Self.hex(traceLow, digits: 16) }
     /// 16 lowercase hex digits.
-    public var spanId: String { Self.hex(span) }
+    public var spanId: String { Self.hex(span, digits: 16) }
     /// `01` when sampled.
-    public var flags: String { String(Self.hex(UInt64(flagBits)).suffix(2)) }
+    public var flags: String { Self.hex(UInt64(flagBits), digits: 2) }
 
     /// The context in `headers`, if there is a well-formed one (hex digits read in either case).
     public init?(headers: [KafkaHeader]) {
@@ -64,7 +64,9 @@ public struct TraceContext: Sendable, Hashable, CustomStringConvertible {
         [UInt8](unsafeUninitializedCapacity: Self.length) { text, count in
             text[0] = UInt8(ascii: "0")
             text[1] = UInt8(ascii: "0")
-            for dash in [2, 35, 52] { text[dash] = UInt8(ascii: "-") }
+            text[2] = UInt8(ascii: "-")
+            text[35] = UInt8(ascii: "-")
+            text[52] = UInt8(ascii: "-")
             Self.writeHex(traceHigh, digits: 16, into: text, at: 3)
             Self.writeHex(traceLow, digits: 16, into: text, at: 19)
             Self.writeHex(span, digits: 16, into: text, at: 36)
@@ -96,11 +98,11 @@ public struct TraceContext: Sendable, Hashable, CustomStringConvertible {
         }
     }
 
-    /// 16 lowercase hex digits.
-    private static func hex(_ value: UInt64) -> String {
-        String(unsafeUninitializedCapacity: 16) { text in
-            writeHex(value, digits: 16, into: text, at: 0)
-            return 16
+    /// The low `digits` hex digits of `value` as lowercase text.
+    private static func hex(_ value: UInt64, digits: Int) -> String {
+        String(unsafeUninitializedCapacity: digits) { text in
+            writeHex(value, digits: digits, into: text, at: 0)
+            return digits
         }
     }
 

@@ -61,9 +61,11 @@ struct BuilderBenchmark: ParsableCommand {
                 Device(deviceId: "\(userId)-pixel", platform: .android, provider: .fcm, token: String(repeating: "f", count: 150), appId: "com.example.chat"),
                 Device(deviceId: "\(userId)-ipad", platform: .ios, provider: .apns, token: String(repeating: "b2", count: 32), appId: "com.example.chat"),
             ].prefix(devices)))))
-            _ = route.fold(&routeState, .clientState(ClientStateChanged(
-                id: "s\(recipient)", at: start, userId: userId, deviceId: "\(userId)-ipad", state: .foreground,
-                screen: .init(kind: .settings))))
+            if devices == 3 {
+                _ = route.fold(&routeState, .clientState(ClientStateChanged(
+                    id: "s\(recipient)", at: start, userId: userId, deviceId: "\(userId)-ipad", state: .foreground,
+                    screen: .init(kind: .settings))))
+            }
         }
         let values: [[UInt8]] = (0..<count).map { index in
             let recipient = index % recipients

@@ -281,7 +281,7 @@ final class CommandClock: Sendable {
                 let acknowledged = times
                 let missing = sent.ids.filter { acknowledged[$0] == nil }.sorted().prefix(5)
                 throw ValidationError("no command for a minute: \(done) of \(count) messages have theirs, none for \(missing.joined(separator: ", "))"
-                    + (missing.count == 5 ? ", ..." : "") + " (is the pipeline running on this broker, with the topics of Schemas/topics.json? On a broker used before,"
+                    + (count - done > missing.count ? ", ..." : "") + " (is the pipeline running on this broker, with the topics of Schemas/topics.json? On a broker used before,"
                     + " the embedded broker may have dropped records the pipeline had not read yet.)")
             }
             try await Task.sleep(for: .milliseconds(5))
