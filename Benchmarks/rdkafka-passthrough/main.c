@@ -13,7 +13,7 @@
  *   rdkafka-passthrough --pipeline-floor BOOTSTRAP IN MID OUT COUNT GROUP [name=value ...]
  *
  * The record operations of `notify-bench pipeline` and nothing else: a producer
- * feeds COUNT message-sized records (190 bytes, 10,000 keys) to IN; hop 1
+ * feeds COUNT message-sized records (191 bytes, 10,000 keys) to IN; hop 1
  * consumes them in group GROUP.1 and produces a fanout-sized record (520 bytes
  * and a traceparent header) per input to MID; hop 2 consumes MID in group
  * GROUP.2 and produces a command-sized record (1,165 bytes and a traceparent
