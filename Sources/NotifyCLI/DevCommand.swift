@@ -165,7 +165,8 @@ extension PipelineObserver {
             },
             onLag: service.onLag,
             onIdentityWaits: service.onIdentityWaits,
-            onProcessed: service.onProcessed)
+            onProcessed: service.onProcessed,
+            onReleasedByMaximumWait: service.onReleasedByMaximumWait)
     }
 }
 

@@ -50,7 +50,10 @@ struct InspectCommand: AsyncParsableCommand {
             var remaining = Set(lastOffsets.keys)
             for try await batch in consumer.batches {
                 for record in batch {
-                    StandardOutput.writeLine(RecordSummary.line(for: record))
+                    // Stage 1's progress marks on notify.fanout carry no value: nothing to show.
+                    if !(record.value.isEmpty && record.headers.contains { $0.name == "notify-mark" }) {
+                        StandardOutput.writeLine(RecordSummary.line(for: record))
+                    }
                     if record.offset >= (lastOffsets[record.topicPartition] ?? .max) - 1 { remaining.remove(record.topicPartition) }
                 }
                 if !follow && remaining.isEmpty { break }

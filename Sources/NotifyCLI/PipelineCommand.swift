@@ -104,7 +104,11 @@ extension PipelineObserver {
                 for _ in 0..<waits { shell.metrics.recordIdentityWait() }
                 for _ in 0..<timeouts { shell.metrics.recordIdentityTimeout() }
             },
-            onProcessed: { stage, duration in shell.metrics.recordProcessingLatency(stage: stage.rawValue, duration) })
+            onProcessed: { stage, duration in shell.metrics.recordProcessingLatency(stage: stage.rawValue, duration) },
+            onReleasedByMaximumWait: { stage, count in
+                shell.metrics.recordEventTimeForced(stage: stage.rawValue, count: count)
+                shell.logger.warning("\(count) record(s) of the \(stage.rawValue) stage folded after the maximum event-time wait (pipeline.maxEventTimeWait): an input or a stage-1 task did not move on")
+            })
     }
 }
 
@@ -141,7 +145,8 @@ extension NotifySettings {
             groupId: kafka.groupId ?? "notify", stages: Set(names), core: core, saveInterval: pipeline.saveInterval,
             thumbnails: thumbnails.url.map {
                 ThumbnailSettings(url: $0, timeout: thumbnails.timeout, backlogLimit: Int64(thumbnails.backlogLimit))
-            })
+            },
+            lateness: pipeline.lateness, maximumEventTimeWait: pipeline.maxEventTimeWait)
     }
 }
 

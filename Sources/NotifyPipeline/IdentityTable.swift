@@ -37,22 +37,29 @@ struct IdentityTable: Sendable {
         return (state, positions)
     }
 
-    /// Follows the topic from `positions`, handing each readable identity record to `deliver`, until cancelled.
-    func follow(from positions: [TopicPartition: Int64], deliver: @escaping @Sendable (KafkaRecord) async throws -> Void) async throws {
+    /// Follows the topic from `positions`, handing each batch of readable identity records to `deliver`
+    /// with, per partition, whether records wait in Kafka beyond those read, until cancelled.
+    func follow(
+        from positions: [TopicPartition: Int64],
+        deliver: @escaping @Sendable (_ records: [KafkaRecord], _ lagging: [Int32: Bool]) async throws -> Void
+    ) async throws {
         let consumer = try KafkaConsumer(
             configuration: .init(client: client, groupId: "notify-identities"), logger: logger)
         try consumer.assign(positions.mapValues { .offset($0) })
         try await consumer.forEachBatch { batch in
+            var readable: [KafkaRecord] = []
             for record in batch {
                 do {
                     _ = try InputEvent.decode(topic: Topic.identities, value: record.value)
-                    try await deliver(record)
+                    readable.append(record)
                 } catch let error as EventDecodingError {
                     logger.warning("Unreadable identity record skipped: \(error)", metadata: [
                         "partition": "\(record.partition)", "offset": "\(record.offset)",
                     ])
                 }
             }
+            let lag = (try? consumer.lag()) ?? [:]
+            try await deliver(readable, Dictionary(uniqueKeysWithValues: positions.keys.map { ($0.partition, (lag[$0] ?? 0) > 0) }))
         }
     }
 

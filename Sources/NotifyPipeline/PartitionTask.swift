@@ -15,6 +15,8 @@ struct TaskOutput: Sendable {
     var identityWaits = 0
     /// Messages released without their sender's identity.
     var identityTimeouts = 0
+    /// Records folded because they waited the merge's maximum wait, not because every input had passed them.
+    var releasedByMaximumWait = 0
 
     var isEmpty: Bool { records.isEmpty && changelog.isEmpty && offsets.isEmpty }
 
@@ -27,6 +29,7 @@ struct TaskOutput: Sendable {
         deadLetters += other.deadLetters
         identityWaits += other.identityWaits
         identityTimeouts += other.identityTimeouts
+        releasedByMaximumWait += other.releasedByMaximumWait
     }
 
     /// The changelog records of every save in this output, encoded now.
@@ -50,9 +53,10 @@ struct ChangelogSnapshot: Sendable {
 
 /// One partition's worth of a stage: its state, and where its inputs stand.
 ///
-/// Records are folded one at a time in the order ``mergedByTime(_:topicOrder:)``
-/// gives; nothing here does I/O.
+/// Records are folded one at a time in event-time order (``EventOrder``); nothing here does I/O.
 struct PartitionTask<Logic: StageLogic>: Sendable {
+    typealias DecodedRecord = DecodedInput<Logic.Input>
+
     /// Where a waiting record sits in the input.
     struct Position: Sendable, Hashable {
         var key: String
@@ -70,39 +74,85 @@ struct PartitionTask<Logic: StageLogic>: Sendable {
     var waiting: [String: Position] = [:]
     /// The event time the state had when the wall clock last read `wall`.
     var anchor: (eventTime: EventTime, wall: ContinuousClock.Instant)?
-    /// Side-input records waiting for the driving topic to reach their time (see ``StageAlignment``), in time order.
-    var aligning: [(record: KafkaRecord, arrived: ContinuousClock.Instant)] = []
+    /// Records read and not yet folded, in event-time order (see ``EventTimeMerge``).
+    var merge: EventTimeMerge<Logic.Input>
     /// Keys changed since their last changelog record (see ``save(logic:)``).
     var unsaved: Set<String> = []
     /// The offsets the last save gave (forgotten when the task is assigned again).
     var savedOffsets: [TopicPartition: Int64] = [:]
 
-    init(partition: Int32, state: Logic.State) {
+    init(partition: Int32, state: Logic.State, merge: EventTimeMerge<Logic.Input>) {
         self.partition = partition
         self.state = state
+        self.merge = merge
     }
 
-    /// Folds the records of this partition, in order, and says what to send.
-    mutating func process(_ records: [KafkaRecord], logic: Logic, limits: RecordLimits) -> TaskOutput {
+    /// Takes the records of this partition read in one batch, and folds, in event-time order
+    /// (``EventOrder``: the `at` inside each event, never the record timestamp), those that no input
+    /// can still bring an earlier record than (see ``EventTimeMerge``). `lag` says which inputs have
+    /// records waiting in Kafka beyond those read.
+    mutating func process(
+        _ records: [KafkaRecord], logic: Logic, limits: RecordLimits, lag: [TopicPartition: Int64] = [:],
+        now: ContinuousClock.Instant = .now
+    ) -> TaskOutput {
         var output = TaskOutput()
-        var touched: Set<String> = []
-        let now = ContinuousClock.now
         for record in records {
             processed[record.topic] = record.offset + 1
-            guard let alignment = logic.alignment else {
-                fold(record, logic: logic, limits: limits, touched: &touched, into: &output)
+            let mark = Self.mark(of: record)
+            if let mark, record.value.isEmpty {
+                merge.noteMark(task: mark.task, mark.mark, now: now)  // A mark record: nothing else in it.
                 continue
             }
-            if record.topic == alignment.drivingTopic {
-                release(upTo: record.timestampMilliseconds ?? .max, logic: logic, limits: limits, touched: &touched, into: &output)
-                fold(record, logic: logic, limits: limits, touched: &touched, into: &output)
-            } else {
-                align(record, arrived: now)
+            if let input = decode(record, logic: logic, limits: limits, into: &output) {
+                merge.add(input, source: record.topic, now: now)
+            }
+            if let mark { merge.noteMark(task: mark.task, mark.mark, now: now) }
+        }
+        for topic in logic.inputTopics {
+            let lagging = (lag[TopicPartition(topic: topic, partition: partition)] ?? 0) > 0
+            merge.noteLag(topic, lagging: lagging, now: now)
+        }
+        foldReleased(logic: logic, now: now, into: &output)
+        return output
+    }
+
+    /// The progress mark in a record's headers, if it has one.
+    static func mark(of record: KafkaRecord) -> (task: Int32, mark: ProgressMark)? {
+        guard let header = record.headers.first(where: { $0.name == ProgressMark.header }), let value = header.value else { return nil }
+        return ProgressMark.parse(value)
+    }
+
+    /// Folds what the merge lets go.
+    private mutating func foldReleased(logic: Logic, now: ContinuousClock.Instant, into output: inout TaskOutput) {
+        var touched: Set<String> = []
+        var forced = 0
+        for input in merge.release(now: now, forced: &forced) {
+            fold(input, logic: logic, touched: &touched, into: &output)
+        }
+        output.releasedByMaximumWait += forced
+        if let eventTime = logic.now(state), !touched.isEmpty || anchor == nil { anchor = (eventTime, now) }
+        finish(touched: touched, logic: logic)
+    }
+
+    /// This task's progress as stage 2 is told it (stage 1); `instanceClock` is the event clock of the
+    /// instance's busiest task.
+    func progressMark(logic: Logic, instanceClock: Int64?, now: ContinuousClock.Instant) -> ProgressMark {
+        merge.mark(of: logic.markedInputs, held: logic.earliestRelease(state)?.milliseconds, instanceClock: instanceClock, now: now)
+    }
+
+    /// Adds the `notify-mark` header to the stage's output records of `topic` made since `start`: each
+    /// says the earliest time of any record after it (the later ones of the batch, then `mark`).
+    func stampMarks(_ records: inout [OutgoingRecord], from start: Int = 0, topic: String, mark: ProgressMark) {
+        var after = mark
+        for index in records.indices.reversed() where index >= start && records[index].topic == topic {
+            records[index].headers.append(KafkaHeader(name: ProgressMark.header, value: after.headerValue(task: partition)))
+            if let time = records[index].timestampMilliseconds {
+                switch after {
+                case .at(let later): after = .at(min(later, time))
+                case .idle, .finished: after = .at(time)
+                }
             }
         }
-        if let eventTime = logic.now(state) { anchor = (eventTime, now) }
-        finish(touched: touched, logic: logic)
-        return output
     }
 
     /// Folds the current contents of a table topic (read at assignment) straight into the state.
@@ -111,116 +161,91 @@ struct PartitionTask<Logic: StageLogic>: Sendable {
         var output = TaskOutput()
         var touched: Set<String> = []
         for record in records {
-            fold(record, logic: logic, limits: limits, touched: &touched, into: &output)
+            if let input = decode(record, logic: logic, limits: limits, into: &output) {
+                fold(input, logic: logic, touched: &touched, into: &output)
+            }
         }
         output.deadLetters = []
         finish(touched: touched, logic: logic)
         return output
     }
 
-    /// Folds the side-input records at or before `time` (all of them for `.max`).
-    private mutating func release(
-        upTo time: Int64, logic: Logic, limits: RecordLimits, touched: inout Set<String>, into output: inout TaskOutput
-    ) {
-        let due = aligning.firstIndex { ($0.record.timestampMilliseconds ?? 0) > time } ?? aligning.endIndex
-        guard due > 0 else { return }
-        let released = aligning[..<due]
-        aligning.removeFirst(due)
-        for (record, _) in released {
-            fold(record, logic: logic, limits: limits, touched: &touched, into: &output)
-        }
-    }
-
-    /// Puts a side-input record among those waiting, in time order (after those of the same time).
-    private mutating func align(_ record: KafkaRecord, arrived: ContinuousClock.Instant) {
-        let time = record.timestampMilliseconds ?? 0
-        guard let last = aligning.last, (last.record.timestampMilliseconds ?? 0) > time else {
-            aligning.append((record, arrived))  // The usual case: not older than the newest waiting.
-            return
-        }
-        var low = 0
-        var high = aligning.count
-        while low < high {
-            let middle = (low + high) / 2
-            if (aligning[middle].record.timestampMilliseconds ?? 0) > time { high = middle } else { low = middle + 1 }
-        }
-        aligning.insert((record, arrived), at: low)
-    }
-
-    /// Advances event time by the wall-clock time since the last record, so
-    /// waits end even while the input is quiet.
-    /// Side-input records that waited out the alignment are folded first.
-    mutating func advanceClock(logic: Logic, limits: RecordLimits, now wall: ContinuousClock.Instant) -> TaskOutput {
+    /// Lets wall-clock time work while input is quiet: inputs read to their end move their floors,
+    /// records that waited out the merge's maximum wait are folded, and event time advances by the
+    /// wall-clock time since the last record (never past a record still buffered), so identity waits
+    /// end.
+    mutating func advanceClock(logic: Logic, limits: RecordLimits, lag: [TopicPartition: Int64] = [:], now wall: ContinuousClock.Instant) -> TaskOutput {
         var output = TaskOutput()
+        for topic in logic.inputTopics {
+            merge.noteLag(topic, lagging: (lag[TopicPartition(topic: topic, partition: partition)] ?? 0) > 0, now: wall)
+        }
+        foldReleased(logic: logic, now: wall, into: &output)
+        guard let anchor, (wall - anchor.wall).milliseconds > 0 else { return output }
+        var time = anchor.eventTime.adding(milliseconds: (wall - anchor.wall).milliseconds)
+        if let earliest = merge.earliest, earliest <= time.milliseconds { time = EventTime(milliseconds: earliest - 1) }
+        guard logic.now(state).map({ time > $0 }) ?? true else { return output }
         var touched: Set<String> = []
-        if let alignment = logic.alignment,
-           let lastDue = aligning.lastIndex(where: { wall - $0.arrived >= alignment.maximumWait }) {
-            release(upTo: aligning[lastDue].record.timestampMilliseconds ?? 0, logic: logic, limits: limits, touched: &touched, into: &output)
-            if let eventTime = logic.now(state) { anchor = (eventTime, wall) }
-        }
-        guard let anchor, (wall - anchor.wall).milliseconds > 0 else {
-            finish(touched: touched, logic: logic)
-            return output
-        }
-        let milliseconds = (wall - anchor.wall).milliseconds
-        apply(logic.fold(&state, logic.clock(anchor.eventTime.adding(milliseconds: milliseconds))), touched: &touched, into: &output)
+        apply(logic.fold(&state, logic.clock(time)), touched: &touched, into: &output)
         finish(touched: touched, logic: logic)
         return output
     }
 
-    /// Takes a record every task hears (an identity), to be folded in event-time order with this
-    /// partition's records (see ``StageAlignment``), or at once when the stage does not align.
-    mutating func hear(_ record: KafkaRecord, logic: Logic, limits: RecordLimits) -> TaskOutput {
-        guard logic.alignment != nil else {
-            var output = TaskOutput()
-            var touched: Set<String> = []
-            fold(record, logic: logic, limits: limits, touched: &touched, into: &output)
-            finish(touched: touched, logic: logic)
-            return output
-        }
-        align(record, arrived: .now)
-        return TaskOutput()
+    /// Takes a record every task hears (an identity, from `source`, its topic and partition), to be
+    /// folded in event-time order with this partition's records.
+    mutating func hear(_ record: KafkaRecord, source: String, logic: Logic, limits: RecordLimits, now: ContinuousClock.Instant = .now) -> TaskOutput {
+        var output = TaskOutput()
+        guard let input = decode(record, logic: logic, limits: limits, into: &output) else { return output }
+        merge.add(input, source: source, now: now)
+        foldReleased(logic: logic, now: now, into: &output)
+        return output
+    }
+
+    /// Notes whether the input every task hears (`source`) has records waiting in Kafka.
+    mutating func noteLag(of source: String, lagging: Bool, now: ContinuousClock.Instant = .now) {
+        merge.noteLag(source, lagging: lagging, now: now)
     }
 
     /// Puts back a changelog record.
     mutating func restore(key: String, value: ChangelogValue, logic: Logic) throws {
-        try logic.restore(&state, key: key, value: value.entry)
-        progress[key] = KeyProgress(applied: value.applied, recent: value.recent)
+        try logic.restore(&state, key: key, value: value.entry, recentEventIds: value.recent)
+        progress[key] = KeyProgress(applied: value.applied)
     }
 
-    private mutating func fold(
-        _ record: KafkaRecord, logic: Logic, limits: RecordLimits, touched: inout Set<String>, into output: inout TaskOutput
-    ) {
+    /// Reads a record into an input of the stage, or sends it to the dead-letter topic with the reason;
+    /// nil also for a record whose effects the restored state holds already.
+    private func decode(_ record: KafkaRecord, logic: Logic, limits: RecordLimits, into output: inout TaskOutput) -> DecodedRecord? {
         let partitioned = logic.inputTopics.contains(record.topic)
         if partitioned, let key = record.key.map({ String(decoding: $0, as: UTF8.self) }),
            let last = progress[key]?.applied[record.topic], record.offset <= last {
-            return  // Its effects are in the restored state already.
+            return nil  // Its effects are in the restored state already.
         }
         guard record.value.count <= limits.maxRecordBytes else {
             output.deadLetters.append(DeadLetter(record, reason: "record of \(record.value.count) bytes is over the limit of \(limits.maxRecordBytes) bytes"))
-            return
+            return nil
         }
         let event: InputEvent
         do {
             event = try InputEvent.decode(topic: record.topic, value: record.value)
         } catch {
             output.deadLetters.append(DeadLetter(record, reason: error.description))
-            return
-        }
-        if partitioned, progress[event.key]?.recent.contains(event.id) == true {
-            return  // The same event again (re-emitted upstream after a crash): applied already.
+            return nil
         }
         guard let input = logic.input(from: event) else {
             output.deadLetters.append(DeadLetter(record, reason: "\(record.topic): not an input of the \(logic.name.rawValue) stage"))
-            return
+            return nil
         }
-        let step = logic.fold(&state, input)
+        return DecodedRecord(record: record, event: event, input: input, partitioned: partitioned)
+    }
+
+    private mutating func fold(_ decoded: DecodedRecord, logic: Logic, touched: inout Set<String>, into output: inout TaskOutput) {
+        let (record, event) = (decoded.record, decoded.event)
+        let step = logic.fold(&state, decoded.input)
         if let rejection = step.rejection {
             output.deadLetters.append(DeadLetter(record, reason: rejection))
         }
-        if partitioned {
+        if decoded.partitioned {
             // Bookkeeping of this partition's own input (not of records every task hears).
-            progress[event.key, default: KeyProgress()].record(topic: record.topic, offset: record.offset, eventId: event.id)
+            progress[event.key, default: KeyProgress()].applied[record.topic] = record.offset
             touched.insert(event.key)
         }
         if let id = logic.waitingId(of: event), logic.waiting(in: state, key: event.key).contains(id) {
@@ -252,7 +277,7 @@ struct PartitionTask<Logic: StageLogic>: Sendable {
 
     /// The changelog of the keys changed since the last save (one record per key, however
     /// often it changed) and the offsets it makes safe to commit, unless the last save gave
-    /// them already: below the oldest record still waiting or aligning.
+    /// them already: below the oldest record still waiting or buffered.
     mutating func save(logic: Logic) -> TaskOutput {
         var output = TaskOutput()
         if !unsaved.isEmpty {
@@ -262,7 +287,7 @@ struct PartitionTask<Logic: StageLogic>: Sendable {
             output.changelog.append(ChangelogSnapshot {
                 keys.map { key in
                     let value = ChangelogValue(entry: logic.snapshot(state, key: key), applied: progress[key]?.applied ?? [:],
-                                               recent: progress[key]?.recent ?? [])
+                                               recent: logic.recentEventIds(state, key: key))
                     return OutgoingRecord(topic: logic.changelogTopic, key: Array(key.utf8), value: value.encoded(), partition: partition)
                 }
             })
@@ -272,8 +297,8 @@ struct PartitionTask<Logic: StageLogic>: Sendable {
         for position in waiting.values where position.offset < oldest[position.topic] ?? .max {
             oldest[position.topic] = position.offset
         }
-        for index in aligning.indices where aligning[index].record.offset < oldest[aligning[index].record.topic] ?? .max {
-            oldest[aligning[index].record.topic] = aligning[index].record.offset
+        for (topic, offset) in merge.oldestOffsets() where offset < oldest[topic] ?? .max {
+            oldest[topic] = offset
         }
         for (topic, next) in processed {
             output.offsets[TopicPartition(topic: topic, partition: partition)] = min(next, oldest[topic] ?? next)
@@ -288,21 +313,22 @@ struct PartitionTask<Logic: StageLogic>: Sendable {
 }
 
 /// What a task has applied to one key of its own input: kept with the key's state in its changelog
-/// (see ``ChangelogValue``), so input read again after a restart is not applied twice.
+/// (see ``ChangelogValue``), so input read again after a restart is not applied twice. (An event that
+/// comes again at another offset is the core's to recognise: see ``RecentEventIds``.)
 struct KeyProgress: Sendable {
     /// Input topic → offset of the last record applied.
     var applied: [String: Int64] = [:]
-    /// Ids of the last events applied, oldest first (at most ``recentLimit``).
-    var recent: [String] = []
-    /// How many event ids are remembered to recognise an event that comes again.
-    static let recentLimit = 32
+}
 
-    /// Notes the record at `offset` of `topic`, event `eventId`, as applied.
-    mutating func record(topic: String, offset: Int64, eventId: String) {
-        applied[topic] = offset
-        recent.append(eventId)
-        if recent.count > Self.recentLimit { recent.removeFirst() }
-    }
+/// A record read into an input of its stage.
+struct DecodedInput<Input: Sendable>: Sendable {
+    var record: KafkaRecord
+    var event: InputEvent
+    var input: Input
+    /// Whether the record is of the task's own partition (not one every task hears).
+    var partitioned: Bool
+    /// Its place in the fold order.
+    var order: EventOrder { event.order }
 }
 
 /// Limits on input records.

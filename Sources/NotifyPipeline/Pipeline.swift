@@ -20,13 +20,27 @@ public struct PipelineSettings: Sendable {
     public var saveInterval: Duration
     /// The thumbnail service stage 1 asks for image attachments (rule 10); `nil`: none.
     public var thumbnails: ThumbnailSettings?
+    /// How much later than its partition's wall-clock progress a record may reach Kafka and still be
+    /// folded in event-time order (see ``EventTimeMerge``); it is also what stage 2 waits at least
+    /// for a record while stage 1 is quiet.
+    public var lateness: Duration
+    /// The longest a record waits in a stage's event-time merge for every input to pass its time.
+    public var maximumEventTimeWait: Duration
+    /// How often stage-1 tasks send changed progress marks to the partitions of notify.fanout.
+    public var markInterval: Duration
 
     public init(
         client: KafkaClientConfiguration, groupId: String = "notify", stages: Set<StageName> = Set(StageName.allCases),
         core: CoreConfiguration, maxRecordBytes: Int = 1_000_000, tickInterval: Duration = .milliseconds(250),
-        saveInterval: Duration = .seconds(5), thumbnails: ThumbnailSettings? = nil
+        saveInterval: Duration = .seconds(5), thumbnails: ThumbnailSettings? = nil,
+        lateness: Duration = .milliseconds(10), maximumEventTimeWait: Duration = .seconds(3),
+        markInterval: Duration = .milliseconds(20)
     ) {
         precondition(saveInterval > .zero, "a save interval must be positive")
+        precondition(markInterval > .zero, "a mark interval must be positive")
+        self.lateness = lateness
+        self.maximumEventTimeWait = maximumEventTimeWait
+        self.markInterval = markInterval
         self.client = client
         self.groupId = groupId
         self.stages = stages
@@ -87,16 +101,32 @@ public final class NotifyPipeline: Sendable {
                     markReady("identities")
                     let runner = StageRunner(
                         logic: FanoutStageLogic(stage: stage, identities: directory), producer: producer,
-                        restorer: restorer, observer: observer, limits: limits, saveInterval: settings.saveInterval, logger: logger)
+                        restorer: restorer, observer: observer, limits: limits, saveInterval: settings.saveInterval,
+                        merge: EventTimeMerge(lateness: settings.lateness.milliseconds, maximumWait: settings.maximumEventTimeWait),
+                        markPartitions: try await partitionCount(of: Topic.fanout, admin), logger: logger)
                     let thumbnails = settings.thumbnails.map { MessageThumbnails(settings: $0, logger: logger) }
                     group.addTask { try await self.consume(with: runner, thumbnails: thumbnails) }
-                    group.addTask { try await identities.follow(from: positions) { try await runner.broadcast($0) } }
+                    group.addTask {
+                        try await identities.follow(from: positions) { records, lagging in
+                            try await runner.broadcast(records, of: Topic.identities, lagging: lagging)
+                        }
+                    }
                     group.addTask { try await self.tick(runner) }
+                    group.addTask {
+                        while !Task.isCancelled {
+                            try await Task.sleep(for: self.settings.markInterval)
+                            try await runner.announceMarks()
+                        }
+                    }
                 }
                 if settings.stages.contains(.route) {
                     let runner = StageRunner(
                         logic: RouteStageLogic(stage: RouteStage(configuration: settings.core)), producer: producer,
-                        restorer: restorer, observer: observer, limits: limits, saveInterval: settings.saveInterval, logger: logger)
+                        restorer: restorer, observer: observer, limits: limits, saveInterval: settings.saveInterval,
+                        merge: EventTimeMerge(
+                            markedTopic: Topic.fanout, markingTasks: try await partitionCount(of: Topic.messages, admin),
+                            lateness: settings.lateness.milliseconds, maximumWait: settings.maximumEventTimeWait),
+                        markPartitions: nil, logger: logger)
                     group.addTask { try await self.consume(with: runner) }
                     group.addTask { try await self.tick(runner) }
                 }
@@ -160,6 +190,14 @@ public final class NotifyPipeline: Sendable {
             return !before && parts.isSuperset(of: requiredReadiness)
         }
         if becameReady { observer.onReady() }
+    }
+
+    /// The partition count of `topic`, which must exist.
+    private func partitionCount(of topic: String, _ admin: KafkaAdmin) async throws -> Int32 {
+        guard let metadata = try await admin.metadata(of: topic) else {
+            throw PipelineError("the topic \(topic) does not exist: create the topics first (notify topics create)")
+        }
+        return Int32(metadata.partitionCount)
     }
 
     /// Refuses to run when co-partitioned topics differ in partition count.

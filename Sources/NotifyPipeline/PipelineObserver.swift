@@ -20,6 +20,10 @@ public struct PipelineObserver: Sendable {
     /// Messages began waiting for their sender's identity (`waits`), and messages went out without
     /// it after the wait (`timeouts`).
     public var onIdentityWaits: @Sendable (_ waits: Int, _ timeouts: Int) -> Void
+    /// A stage folded `count` records because they had waited the event-time merge's maximum wait,
+    /// not because every input had passed their time (a stuck or absent stage-1 task, or an input
+    /// whose records stopped coming).
+    public var onReleasedByMaximumWait: @Sendable (_ stage: StageName, _ count: Int) -> Void
 
     public init(
         onConsumed: @escaping @Sendable ([KafkaRecord]) -> Void = { _ in },
@@ -28,8 +32,10 @@ public struct PipelineObserver: Sendable {
         onReady: @escaping @Sendable () -> Void = {},
         onLag: @escaping @Sendable ([TopicPartition: Int64]) -> Void = { _ in },
         onIdentityWaits: @escaping @Sendable (Int, Int) -> Void = { _, _ in },
-        onProcessed: @escaping @Sendable (StageName, Duration) -> Void = { _, _ in }
+        onProcessed: @escaping @Sendable (StageName, Duration) -> Void = { _, _ in },
+        onReleasedByMaximumWait: @escaping @Sendable (StageName, Int) -> Void = { _, _ in }
     ) {
+        self.onReleasedByMaximumWait = onReleasedByMaximumWait
         self.onProcessed = onProcessed
         self.onLag = onLag
         self.onIdentityWaits = onIdentityWaits

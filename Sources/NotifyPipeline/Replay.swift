@@ -37,11 +37,8 @@ public struct ReplaySummary: Sendable {
 /// the live pipeline and `notify render` run. It reads with a consumer of its
 /// own and commits nothing, so the live group is untouched.
 public struct Replay: Sendable {
-    /// The topics whose history is replayed, in the order that breaks time ties.
-    public static let inputTopics = [
-        Topic.identities, Topic.conversations, Topic.devices, Topic.preferences, Topic.clientState,
-        Topic.outcomes, Topic.reads, Topic.messages,
-    ]
+    /// The topics whose history is replayed.
+    public static let inputTopics = EventOrder.topics.filter { $0 != Topic.fanout }
 
     let settings: ReplaySettings
     let logger: Logger
@@ -90,7 +87,7 @@ public struct Replay: Sendable {
         progress("replay: read \(records.count) records; running the stages")
         var events: [ScenarioRunner.Event] = []
         events.reserveCapacity(records.count)
-        for record in mergedByTime(records, topicOrder: Self.inputTopics) {
+        for record in records {  // The runner folds them in event-time order.
             do {
                 events.append(ScenarioRunner.Event(topic: record.topic, value: try CoreJSON.parse(record.value)))
             } catch {

@@ -10,15 +10,23 @@ protocol StageLogic: Sendable {
 
     /// `fanout` or `route`.
     var name: StageName { get }
-    /// The co-partitioned input topics, in the order that breaks timestamp ties (tables first).
+    /// The co-partitioned input topics (events are folded in ``EventOrder``, whatever their topic).
     var inputTopics: [String] { get }
     /// The compacted topic the state of each key is written to.
     var changelogTopic: String { get }
     /// Compacted input topics read up to their current end when a task is assigned, before it
     /// processes a record (a message must not arrive before the conversation it belongs to).
     var tableTopics: [String] { get }
-    /// How side inputs wait for the driving input, if they do.
-    var alignment: StageAlignment? { get }
+    /// The inputs whose progress makes this stage's progress marks (see ``ProgressMark``): the ones
+    /// its output records come from. Empty: the stage writes no marks.
+    var markedInputs: [String] { get }
+    /// The topic the stage writes its output records to (nil: commands only).
+    var outputTopic: String? { get }
+    /// The input whose floor is the previous stage's progress marks, if there is one.
+    var markedTopic: String? { get }
+    /// The earliest event time at which an input the state holds back (a message waiting for its
+    /// sender) can be released, and so the earliest time of a record it can still make.
+    func earliestRelease(_ state: State) -> EventTime?
     /// A task's state before anything is restored into it.
     func initialState() -> State
     /// The input of this stage an event is, or nil if the stage does not take it.
@@ -31,8 +39,10 @@ protocol StageLogic: Sendable {
     func now(_ state: State) -> EventTime?
     /// The changelog value of `key` (nil: no entry).
     func snapshot(_ state: State, key: String) -> [UInt8]?
-    /// Puts a changelog value back.
-    func restore(_ state: inout State, key: String, value: [UInt8]?) throws
+    /// The ids of the last events applied to `key`, oldest first (kept in its changelog record).
+    func recentEventIds(_ state: State, key: String) -> [String]
+    /// Puts a changelog value back, with the ids of the last events applied to the key.
+    func restore(_ state: inout State, key: String, value: [UInt8]?, recentEventIds: [String]) throws
     /// The id under which an event may wait in the state (a held message), if it can.
     func waitingId(of event: InputEvent) -> String?
     /// The ids of the events still waiting in `key`'s entry.
@@ -45,19 +55,6 @@ public enum StageName: String, Sendable, CaseIterable {
     case fanout
     /// Stage 2: recipients to one command per device.
     case route
-}
-
-/// Event-time alignment of a stage's side inputs with its driving input.
-///
-/// A side-input record (a read, a client state; an identity, a conversation) is
-/// folded only once a driving record (a fanout record; a message) at or after its
-/// time has arrived, or once it has waited ``maximumWait``. So a
-/// `conversation.read` that reaches stage 2 sooner than the fanout record of an
-/// earlier message (which went through stage 1, perhaps waiting for an identity)
-/// does not overtake it, and an identity does not overtake the messages before it.
-struct StageAlignment: Sendable {
-    var drivingTopic: String
-    var maximumWait: Duration
 }
 
 /// What one fold made, as the shell needs it.
@@ -81,9 +78,10 @@ struct FanoutStageLogic: StageLogic {
     var inputTopics: [String] { Self.inputTopics }
     private static let inputTopics = [Topic.conversations, Topic.messages]
     var changelogTopic: String { Topic.fanoutChangelog }
-    /// Identities come through their own consumer and conversations through another fetch:
-    /// they wait (briefly: a held message's own wait is running) for the message stream to reach their time.
-    var alignment: StageAlignment? { StageAlignment(drivingTopic: Topic.messages, maximumWait: .milliseconds(200)) }
+    /// Its records come from messages.
+    var markedInputs: [String] { [Topic.messages] }
+    var outputTopic: String? { Topic.fanout }
+    var markedTopic: String? { nil }
     var tableTopics: [String] { [Topic.conversations] }
 
     func initialState() -> FanoutState { identities }
@@ -105,10 +103,14 @@ struct FanoutStageLogic: StageLogic {
 
     func now(_ state: FanoutState) -> EventTime? { state.now }
 
+    func earliestRelease(_ state: FanoutState) -> EventTime? { state.earliestRelease(waitMilliseconds: stage.configuration.identityWaitMilliseconds) }
+
     func snapshot(_ state: FanoutState, key: String) -> [UInt8]? { state.snapshot(key) }
 
-    func restore(_ state: inout FanoutState, key: String, value: [UInt8]?) throws {
-        try state.restore(key, value)
+    func recentEventIds(_ state: FanoutState, key: String) -> [String] { state.recentEventIds(key) }
+
+    func restore(_ state: inout FanoutState, key: String, value: [UInt8]?, recentEventIds: [String]) throws {
+        try state.restore(key, value, recentEventIds: recentEventIds)
     }
 
     func waitingId(of event: InputEvent) -> String? {
@@ -124,11 +126,12 @@ struct FanoutStageLogic: StageLogic {
 /// Stage 2 on Kafka: notify.fanout and the user tables, all keyed by user id.
 struct RouteStageLogic: StageLogic {
     let stage: RouteStage
-    /// Stage 1 may hold a message for the identity wait; side inputs wait a little longer.
-    var alignment: StageAlignment? {
-        StageAlignment(drivingTopic: Topic.fanout,
-                       maximumWait: .milliseconds(stage.configuration.identityWaitMilliseconds + 500))
-    }
+    var markedInputs: [String] { [] }
+    var outputTopic: String? { nil }
+    /// Stage 1's tasks say how far they have come in their fanout records.
+    var markedTopic: String? { Topic.fanout }
+
+    func earliestRelease(_ state: RouteState) -> EventTime? { nil }
 
     var name: StageName { .route }
     var inputTopics: [String] { Self.inputTopics }
@@ -153,8 +156,10 @@ struct RouteStageLogic: StageLogic {
 
     func snapshot(_ state: RouteState, key: String) -> [UInt8]? { state.snapshot(key) }
 
-    func restore(_ state: inout RouteState, key: String, value: [UInt8]?) throws {
-        try state.restore(key, value)
+    func recentEventIds(_ state: RouteState, key: String) -> [String] { state.recentEventIds(key) }
+
+    func restore(_ state: inout RouteState, key: String, value: [UInt8]?, recentEventIds: [String]) throws {
+        try state.restore(key, value, recentEventIds: recentEventIds)
     }
 
     func waitingId(of event: InputEvent) -> String? { nil }

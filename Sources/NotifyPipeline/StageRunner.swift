@@ -35,6 +35,13 @@ actor StageRunner<Logic: StageLogic> {
     private var processedSinceTick = false
     private var consumer: KafkaConsumer?
     private var tasks: [Int32: PartitionTask<Logic>] = [:]
+    /// The event-time merge a new task starts with (see ``EventTimeMerge``).
+    private let merge: EventTimeMerge<Logic.Input>
+    /// The partitions of the output topic stage 2 reads, to which this stage's tasks send their
+    /// progress marks (stage 1; nil: the stage sends none).
+    private let markPartitions: Int32?
+    /// The mark each task last sent to every partition of the marked output.
+    private var announced: [Int32: ProgressMark] = [:]
     /// Tasks given up, kept with the changelog position they were restored to, in case they come back.
     private var standby: [Int32: (task: PartitionTask<Logic>, changelogPosition: Int64)] = [:]
     private var changelogPositions: [Int32: Int64] = [:]
@@ -52,8 +59,10 @@ actor StageRunner<Logic: StageLogic> {
     private var offsetsStored: Task<Void, any Error>?
 
     init(logic: Logic, producer: KafkaProducer, restorer: ChangelogRestorer, observer: PipelineObserver,
-         limits: RecordLimits, saveInterval: Duration, logger: Logger) {
+         limits: RecordLimits, saveInterval: Duration, merge: EventTimeMerge<Logic.Input>, markPartitions: Int32?, logger: Logger) {
         self.logic = logic
+        self.merge = merge
+        self.markPartitions = markPartitions
         self.saveInterval = saveInterval
         self.producer = producer
         self.restorer = restorer
@@ -72,27 +81,77 @@ actor StageRunner<Logic: StageLogic> {
         var byPartition: [Int32: [KafkaRecord]] = [:]
         for record in batch { byPartition[record.partition, default: []].append(record) }
         var output = TaskOutput()
+        let lag = (try? consumer?.lag()) ?? [:]
+        let now = ContinuousClock.now
         for (partition, records) in byPartition.sorted(by: { $0.key < $1.key }) {
-            // Taken out of the table while it works, so its state is changed in place, not copied.
-            guard var task = tasks.removeValue(forKey: partition) else {
+            guard tasks[partition] != nil else {
                 logger.debug("Records of a partition given up are dropped", metadata: ["partition": "\(partition)"])
                 continue
             }
-            output.append(task.process(mergedByTime(records, topicOrder: logic.inputTopics), logic: logic, limits: limits))
-            tasks[partition] = task
+            output.append(work(partition, now: now) { $0.process(records, logic: logic, limits: limits, lag: lag, now: now) })
         }
-        observer.consumed(batch)
+        observer.consumed(logic.markedTopic == nil ? batch : batch.filter { !$0.value.isEmpty || $0.topic != logic.markedTopic })
         processedSinceTick = true
         saveIfDue(into: &output)
         try await send(output, consumedAt: .now)
     }
 
     /// Hands a record every task hears (an identity) to every task, and queues what it made.
-    func broadcast(_ record: KafkaRecord) async throws {
+    /// `lagging` says which partitions of `topic` have records waiting in Kafka beyond those read.
+    func broadcast(_ records: [KafkaRecord], of topic: String, lagging: [Int32: Bool]) async throws {
         var output = TaskOutput()
+        let now = ContinuousClock.now
         for partition in tasks.keys.sorted() {
-            output.append(tasks[partition]!.hear(record, logic: logic, limits: limits))
+            output.append(work(partition, now: now) { task in
+                var output = TaskOutput()
+                for record in records {
+                    output.append(task.hear(record, source: Self.source(record.topic, record.partition), logic: logic, limits: limits, now: now))
+                }
+                for (source, lagging) in lagging { task.noteLag(of: Self.source(topic, source), lagging: lagging, now: now) }
+                return output
+            })
         }
+        try await send(output)
+    }
+
+    /// The merge's name for one partition of a topic every task reads.
+    static func source(_ topic: String, _ partition: Int32) -> String { "\(topic)#\(partition)" }
+
+    /// Runs `body` on a task, taken out of the table while it works (so its state is changed in
+    /// place, not copied), and marks the records it made with the task's progress (stage 1).
+    private func work(_ partition: Int32, now: ContinuousClock.Instant, _ body: (inout PartitionTask<Logic>) -> TaskOutput) -> TaskOutput {
+        guard var task = tasks.removeValue(forKey: partition) else { return TaskOutput() }
+        var output = body(&task)
+        if markPartitions != nil, let topic = logic.outputTopic {
+            let mark = task.progressMark(logic: logic, instanceClock: instanceClock(now: now, including: task), now: now)
+            task.stampMarks(&output.records, topic: topic, mark: mark)
+        }
+        tasks[partition] = task
+        return output
+    }
+
+    /// The event clock of the instance's busiest task (see ``EventTimeMerge/eventClock(now:)``).
+    private func instanceClock(now: ContinuousClock.Instant, including extra: PartitionTask<Logic>? = nil) -> Int64? {
+        (tasks.values.compactMap { $0.merge.eventClock(now: now) } + [extra?.merge.eventClock(now: now)].compactMap { $0 }).max()
+    }
+
+    /// Sends each task's progress mark to every partition of the marked output when it has
+    /// changed since it last did (stage 1): stage 2 folds its records in event-time order with them.
+    func announceMarks() async throws {
+        guard let markPartitions, let topic = logic.outputTopic else { return }
+        let now = ContinuousClock.now
+        var output = TaskOutput()
+        let clock = instanceClock(now: now)
+        for (partition, task) in tasks.sorted(by: { $0.key < $1.key }) {
+            let mark = task.progressMark(logic: logic, instanceClock: clock, now: now)
+            guard announced[partition].map({ mark.differs(from: $0) }) ?? true else { continue }
+            announced[partition] = mark
+            let header = KafkaHeader(name: ProgressMark.header, value: mark.headerValue(task: partition))
+            for target in 0..<markPartitions {
+                output.records.append(OutgoingRecord(topic: topic, key: nil, value: [], headers: [header], partition: target))
+            }
+        }
+        guard !output.records.isEmpty else { return }
         try await send(output)
     }
 
@@ -102,9 +161,10 @@ actor StageRunner<Logic: StageLogic> {
     func tick() async throws {
         if let lag = try? consumer?.lag(), !lag.isEmpty { observer.onLag(lag) }
         let now = ContinuousClock.now
+        let lag = (try? consumer?.lag()) ?? [:]
         var output = TaskOutput()
         for partition in tasks.keys.sorted() {
-            output.append(tasks[partition]!.advanceClock(logic: logic, limits: limits, now: now))
+            output.append(work(partition, now: now) { $0.advanceClock(logic: logic, limits: limits, lag: lag, now: now) })
         }
         if processedSinceTick {
             saveIfDue(into: &output)
@@ -122,7 +182,7 @@ actor StageRunner<Logic: StageLogic> {
         var tableOutput = TaskOutput()
         for partition in partitions where tasks[partition] == nil {
             let kept = standby.removeValue(forKey: partition)
-            var task = kept?.task ?? PartitionTask(partition: partition, state: logic.initialState())
+            var task = kept?.task ?? PartitionTask(partition: partition, state: logic.initialState(), merge: merge)
             // The consumer forgets stored offsets with its assignment: the next save stores them anew.
             task.savedOffsets = [:]
             let started = ContinuousClock.now
@@ -197,6 +257,7 @@ actor StageRunner<Logic: StageLogic> {
         if output.identityWaits > 0 || output.identityTimeouts > 0 {
             observer.onIdentityWaits(output.identityWaits, output.identityTimeouts)
         }
+        if output.releasedByMaximumWait > 0 { observer.onReleasedByMaximumWait(logic.name, output.releasedByMaximumWait) }
         guard !output.isEmpty || !output.deadLetters.isEmpty else { return }
         observer.decided(output.decisions)
         for letter in output.deadLetters {

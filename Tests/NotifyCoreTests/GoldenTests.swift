@@ -59,6 +59,7 @@ import Testing
         let result = try ScenarioRunner(configuration: Repository.configuration())
             .run(scenario: Repository.bytes(Self.scenarioURL("suppression-reasons")))
         let reasons = Set(result.decisions.map(\.reason))
-        #expect(reasons == Set(SuppressionReason.allCases))
+        // A copy of a fanout record comes only from stage 1 writing again after a crash: EventTimeOrderTests.
+        #expect(reasons == Set(SuppressionReason.allCases).subtracting([.alreadyApplied]))
     }
 }

@@ -4,11 +4,17 @@ import Foundation
 /// the policies and categories from `Schemas/`, and the generic texts.
 public struct CoreConfiguration: Sendable {
     /// How long, in event time, a message from an unknown sender waits for its identity (rule 9).
-    public var identityWaitMilliseconds: Int64 = 2_000
+    public var identityWaitMilliseconds: Int64 = Self.defaultIdentityWaitMilliseconds
     /// A client state older than this (event time) counts as unknown (rule 7).
-    public var clientStateMaxAgeMilliseconds: Int64 = 300_000
+    public var clientStateMaxAgeMilliseconds: Int64 = Self.defaultClientStateMaxAgeMilliseconds
     /// The least time between two background pushes to one device (rule 12).
-    public var backgroundPushIntervalMilliseconds: Int64 = 60_000
+    public var backgroundPushIntervalMilliseconds: Int64 = Self.defaultBackgroundPushIntervalMilliseconds
+
+    /// The defaults, which the settings (`pipeline.identityWait`, `pipeline.clientStateMaxAge`,
+    /// `pipeline.backgroundPushInterval`) take as theirs: one default for `pipeline`, `render` and `replay`.
+    public static let defaultIdentityWaitMilliseconds: Int64 = 2_000
+    public static let defaultClientStateMaxAgeMilliseconds: Int64 = 300_000
+    public static let defaultBackgroundPushIntervalMilliseconds: Int64 = 5_000
     /// How many recent local deliveries per user are kept to re-send on the push path.
     public var recentLocalLimit = 32
     public var policies: NotificationPolicies

@@ -126,6 +126,9 @@ public struct NotificationPolicies: Sendable, Hashable {
     }
 
     /// The policy of `type`; the `message` policy for a type without one.
+    /// The longest TTL of any type: after that no delivery of a message can still be made.
+    public var longestTTLSeconds: Int64 { byType.values.map(\.ttlSeconds).max() ?? 0 }
+
     public subscript(type: String) -> NotificationPolicy {
         byType[type] ?? byType["message"]!
     }

@@ -97,6 +97,21 @@ public enum InputEvent: Sendable, Hashable {
         }
     }
 
+    /// The topic the event is read from.
+    public var topic: String {
+        switch self {
+        case .message: Topic.messages
+        case .conversation: Topic.conversations
+        case .identityUpdated, .identityDeleted: Topic.identities
+        case .devices: Topic.devices
+        case .preferences: Topic.preferences
+        case .clientState: Topic.clientState
+        case .read: Topic.reads
+        case .fanout: Topic.fanout
+        case .outcome: Topic.outcomes
+        }
+    }
+
     /// The event id.
     public var id: String {
         switch self {

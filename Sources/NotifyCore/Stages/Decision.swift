@@ -14,6 +14,9 @@ public enum SuppressionReason: String, Sendable, Hashable, Codable, CaseIterable
     case tokenInvalid = "token-invalid"
     /// Rule 12: a background push to the device was sent too recently; this one is coalesced into a later one.
     case backgroundPushCoalesced = "background-push-coalesced"
+    /// The fanout record is a copy of one already routed (stage 1 wrote it again after a crash), or
+    /// older than a message of its conversation routed already: it is neither counted nor delivered.
+    case alreadyApplied = "already-applied"
 }
 
 /// One delivery that was not made, and why: printed by `notify render`,

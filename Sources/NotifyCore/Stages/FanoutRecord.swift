@@ -16,6 +16,7 @@ public struct FanoutRecord: Sendable, Hashable, Codable, JSONRepresentable {
         var messageId: String
         var notificationType: String
         var content: NotificationContent
+        var releasedAt: EventTime?
     }
 
     /// Derived from (message id, recipient id).
@@ -28,38 +29,47 @@ public struct FanoutRecord: Sendable, Hashable, Codable, JSONRepresentable {
     /// The policy to apply (`message`, `mention`): a key of `Schemas/policies.json`.
     public var notificationType: String { storage.members.notificationType }
     public var content: NotificationContent { storage.members.content }
+    /// For a message that was held back (waiting for its sender's identity, or behind one that was):
+    /// the event time it was released at, the identity's time or the end of the wait. Stage 2 folds
+    /// the record at that time, so the conversations that were not held flow past it in every run.
+    public var releasedAt: EventTime? { storage.members.releasedAt }
 
     public var key: String { recipientId }
 
     public init(at: EventTime, recipientId: String, conversationId: String, messageId: String,
-                notificationType: String, content: NotificationContent) {
+                notificationType: String, content: NotificationContent, releasedAt: EventTime? = nil) {
         self.init(id: DeterministicID.fanoutId(messageId: messageId, recipientId: recipientId), at: at, recipientId: recipientId,
-                  conversationId: conversationId, messageId: messageId, notificationType: notificationType, content: content)
+                  conversationId: conversationId, messageId: messageId, notificationType: notificationType, content: content,
+                  releasedAt: releasedAt)
     }
 
     private init(id: String, at: EventTime, recipientId: String, conversationId: String, messageId: String,
-                 notificationType: String, content: NotificationContent) {
+                 notificationType: String, content: NotificationContent, releasedAt: EventTime?) {
         storage = CopyOnWrite(Fields(id: id, at: at, recipientId: recipientId, conversationId: conversationId,
-                                     messageId: messageId, notificationType: notificationType, content: content))
+                                     messageId: messageId, notificationType: notificationType, content: content,
+                                     releasedAt: releasedAt))
     }
 
     public var jsonValue: JSONValue {
-        .object([
+        var members: [String: JSONValue] = [
             "type": .string(Self.eventType), "id": .string(id), "at": .string(at.rfc3339),
             "recipientId": .string(recipientId), "conversationId": .string(conversationId),
             "messageId": .string(messageId), "notificationType": .string(notificationType),
             "content": content.jsonValue,
-        ])
+        ]
+        if let releasedAt { members["releasedAt"] = .string(releasedAt.rfc3339) }
+        return .object(members)
     }
 
     init(reading fields: FieldReader) throws(FieldError) {
         try fields.rejectUnknown(allowed: ["type", "id", "at", "recipientId", "conversationId", "messageId",
-                                           "notificationType", "content"])
+                                           "notificationType", "content", "releasedAt"])
         try fields.constant("type", Self.eventType)
         try self.init(id: fields.string("id"), at: fields.time("at"), recipientId: fields.string("recipientId"),
                       conversationId: fields.string("conversationId"), messageId: fields.string("messageId"),
                       notificationType: fields.string("notificationType"),
-                      content: NotificationContent(reading: fields.object("content")))
+                      content: NotificationContent(reading: fields.object("content")),
+                      releasedAt: fields.optionalValue("releasedAt") == nil ? nil : fields.time("releasedAt"))
     }
 
     public init(from decoder: any Decoder) throws {
@@ -91,6 +101,7 @@ extension CoreJSON {
             writer.member("messageId", record.messageId, &first)
             writer.member("notificationType", record.notificationType, &first)
             writer.member("recipientId", record.recipientId, &first)
+            if let releasedAt = record.releasedAt { writer.member("releasedAt", releasedAt.rfc3339, &first) }
             writer.member("type", FanoutRecord.eventType, &first)
         }
         return writer.bytes

@@ -13,6 +13,20 @@ public enum FanoutInput: Sendable {
     case endOfInput
 }
 
+extension FanoutInput {
+    /// The event time the input brings (none for `.endOfInput`).
+    var time: EventTime? {
+        switch self {
+        case .message(let event): event.at
+        case .conversation(let event): event.at
+        case .identityUpdated(let event): event.at
+        case .identityDeleted(let event): event.at
+        case .clock(let time): time
+        case .endOfInput: nil
+        }
+    }
+}
+
 /// What stage 1 made of one input.
 public struct FanoutOutput: Sendable {
     /// One record per recipient for `notify.fanout` (key `recipientId`), in order.
@@ -23,6 +37,8 @@ public struct FanoutOutput: Sendable {
     public var rejection: String?
     /// Conversation ids whose ``FanoutState/entries`` changed, for the changelog.
     public var touchedKeys: Set<String> = []
+    /// The input was an event already applied (same id, same key): nothing was done.
+    public var duplicate = false
 
     public init() {}
 }
@@ -57,10 +73,18 @@ public struct FanoutState: Sendable {
     var directory: [String: DirectoryEntry] = [:]
     /// Conversations with held messages.
     private(set) var waiting: Set<String> = []
+    /// Conversation id → the ids of its last messages applied (see ``RecentEventIds``).
+    var recent: [String: RecentEventIds] = [:]
     /// The latest event time seen.
     public private(set) var now: EventTime?
 
     public init() {}
+
+    /// The earliest event time at which a held message can be released: the end of the wait of the
+    /// earliest message waiting for its sender (its identity may come sooner, but not before now).
+    public func earliestRelease(waitMilliseconds: Int64) -> EventTime? {
+        waiting.compactMap { entries[$0]?.held.first?.at.adding(milliseconds: waitMilliseconds + 1) }.min()
+    }
 
     /// The number of identities in the directory.
     public var identityCount: Int { directory.count }
@@ -71,8 +95,13 @@ public struct FanoutState: Sendable {
         return CoreJSON.encode(entry.jsonValue)
     }
 
-    /// Restores an entry from its changelog value (`nil`: a tombstone).
-    public mutating func restore(_ key: String, _ value: [UInt8]?) throws {
+    /// The ids of the last messages applied to conversation `key`, oldest first, for its changelog record.
+    public func recentEventIds(_ key: String) -> [String] { recent[key]?.ids ?? [] }
+
+    /// Restores an entry from its changelog value (`nil`: a tombstone) and the ids of the last
+    /// messages applied to it.
+    public mutating func restore(_ key: String, _ value: [UInt8]?, recentEventIds: [String] = []) throws {
+        recent[key] = recentEventIds.isEmpty ? nil : RecentEventIds(recentEventIds)
         guard let value else {
             entries[key] = nil
             waiting.remove(key)
@@ -113,34 +142,48 @@ public struct FanoutStage: Sendable {
     }
 
     /// Folds one input into the state.
+    ///
+    /// Time is event time (rule 9): a held message whose wait ended before the input's time is
+    /// released, without what the input brings, before the input is applied. So an identity that
+    /// comes after the wait, with nothing between, finds its message gone with the fallback,
+    /// exactly as when a later event or the clock had released it first.
     public func fold(_ state: inout FanoutState, _ input: FanoutInput) -> FanoutOutput {
         var output = FanoutOutput()
-        var endOfInput = false
+        if let time = input.time {
+            state.advance(to: time)
+            releaseWaiting(endOfInput: false, &state, &output)
+        }
         switch input {
         case .message(let message):
-            state.advance(to: message.at)
+            guard state.recent[message.conversationId]?.contains(message.id) != true else {
+                output.duplicate = true
+                return output  // The same event again (an at-least-once producer's duplicate).
+            }
             receive(message, &state, &output)
+            if output.rejection == nil { state.recent[message.conversationId, default: RecentEventIds()].insert(message.id) }
         case .conversation(let update):
-            state.advance(to: update.at)
             var entry = state.entries[update.conversationId] ?? ConversationEntry()
             entry.conversation = update
             state.setEntry(update.conversationId, entry)
             output.touchedKeys.insert(update.conversationId)
         case .identityUpdated(let identity):
-            state.advance(to: identity.at)
             state.directory[identity.userId] = .known(identity.senderIdentity)
         case .identityDeleted(let deletion):
-            state.advance(to: deletion.at)
             state.directory[deletion.userId] = .deleted
-        case .clock(let time):
-            state.advance(to: time)
+        case .clock:
+            break
         case .endOfInput:
-            endOfInput = true
+            releaseWaiting(endOfInput: true, &state, &output)
         }
+        releaseWaiting(endOfInput: false, &state, &output)
+        return output
+    }
+
+    /// Releases, conversation by conversation, the held messages that may go.
+    private func releaseWaiting(endOfInput: Bool, _ state: inout FanoutState, _ output: inout FanoutOutput) {
         for conversationId in state.waiting.sorted() {
             release(conversationId, endOfInput: endOfInput, &state, &output)
         }
-        return output
     }
 
     private func receive(_ message: MessageReceived, _ state: inout FanoutState, _ output: inout FanoutOutput) {
@@ -168,15 +211,20 @@ public struct FanoutStage: Sendable {
     }
 
     /// Emits the held messages of a conversation from the front while their
-    /// sender is settled or their wait (event time) is over.
+    /// sender is settled or their wait (event time) is over: the wait of a message at `t` covers
+    /// identities up to `t` + the identity wait, and is over once time is past that.
     private func release(_ conversationId: String, endOfInput: Bool, _ state: inout FanoutState, _ output: inout FanoutOutput) {
         guard var entry = state.entries[conversationId], let conversation = entry.conversation else { return }
         let before = entry.held.count
+        // The event time of the release: the end of a wait that ran out, else now (an identity came).
+        var releasedAt: EventTime?
         while let head = entry.held.first {
+            let waitEnd = head.at.adding(milliseconds: configuration.identityWaitMilliseconds + 1)
             if let sender = identity(head.senderId, in: state) {
-                emit(head, conversation, sender: sender, &output)
-            } else if endOfInput || (state.now.map { $0 >= head.at.adding(milliseconds: configuration.identityWaitMilliseconds) } ?? false) {
-                emit(head, conversation, sender: nil, &output)
+                emit(head, conversation, sender: sender, releasedAt: releasedAt ?? state.now ?? head.at, &output)
+            } else if endOfInput || (state.now.map { $0 >= waitEnd } ?? false) {
+                releasedAt = max(releasedAt ?? waitEnd, waitEnd)
+                emit(head, conversation, sender: nil, releasedAt: releasedAt, &output)
             } else {
                 break
             }
@@ -188,7 +236,8 @@ public struct FanoutStage: Sendable {
         }
     }
 
-    private func emit(_ message: MessageReceived, _ conversation: ConversationUpdated, sender: SenderIdentity?, _ output: inout FanoutOutput) {
+    private func emit(_ message: MessageReceived, _ conversation: ConversationUpdated, sender: SenderIdentity?,
+                      releasedAt: EventTime? = nil, _ output: inout FanoutOutput) {
         let content = builder.content(of: message, in: conversation, sender: sender)
         for member in conversation.members {
             if member == message.senderId {
@@ -198,7 +247,8 @@ public struct FanoutStage: Sendable {
             }
             output.records.append(FanoutRecord(
                 at: message.at, recipientId: member, conversationId: message.conversationId, messageId: message.messageId,
-                notificationType: message.mentions.contains(member) ? "mention" : "message", content: content))
+                notificationType: message.mentions.contains(member) ? "mention" : "message", content: content,
+                releasedAt: releasedAt))
         }
     }
 }

@@ -22,6 +22,8 @@ public struct RouteOutput: Sendable {
     public var decisions: [Decision] = []
     /// User ids whose ``RouteState/entries`` changed, for the changelog.
     public var touchedKeys: Set<String> = []
+    /// The input was an event already applied (same id, same user): nothing was done.
+    public var duplicate = false
 
     public init() {}
 }
@@ -57,6 +59,19 @@ public struct UserEntry: Sendable, Hashable, Codable {
     public var pendingBadges: [String: PendingBadge] = [:]
     /// The latest local deliveries, oldest first.
     public var recentLocal: [RecentLocal] = []
+    /// Conversation id → the latest message routed to this user in it (see ``LatestMessage``).
+    public var latestMessages: [String: LatestMessage] = [:]
+
+    /// The latest message of one conversation routed to the user: its time and the ids of the
+    /// messages of that time. Stage 2 folds a user's fanout records in event-time order, so a
+    /// record older than it, or one of those ids again, is a copy (stage 1 re-emits records after
+    /// a crash, at new offsets, however late): it is not counted or delivered again. Kept until
+    /// no message of that time can still be delivered (the longest TTL of the policies).
+    public struct LatestMessage: Sendable, Hashable, Codable {
+        public var at: EventTime
+        /// Sorted.
+        public var messageIds: [String]
+    }
 
     public init() {}
 
@@ -69,6 +84,8 @@ public struct RouteState: Sendable {
     public private(set) var entries: [String: UserEntry] = [:]
     /// Users with coalesced badge pushes.
     private(set) var pending: Set<String> = []
+    /// User id → the ids of the last events applied to the user (see ``RecentEventIds``).
+    var recent: [String: RecentEventIds] = [:]
     /// The latest event time seen.
     public private(set) var now: EventTime?
 
@@ -80,8 +97,13 @@ public struct RouteState: Sendable {
         return CoreJSON.encode(entry)
     }
 
-    /// Restores an entry from its changelog value (`nil`: a tombstone).
-    public mutating func restore(_ key: String, _ value: [UInt8]?) throws {
+    /// The ids of the last events applied to user `key`, oldest first, for its changelog record.
+    public func recentEventIds(_ key: String) -> [String] { recent[key]?.ids ?? [] }
+
+    /// Restores an entry from its changelog value (`nil`: a tombstone) and the ids of the last
+    /// events applied to it.
+    public mutating func restore(_ key: String, _ value: [UInt8]?, recentEventIds: [String] = []) throws {
+        recent[key] = recentEventIds.isEmpty ? nil : RecentEventIds(recentEventIds)
         guard let value else {
             entries[key] = nil
             pending.remove(key)
@@ -137,26 +159,43 @@ public struct RouteStage: Sendable {
     }
 
     /// Folds one input into the state.
+    ///
+    /// Time is event time: coalesced badge pushes that are due by the input's time go out first,
+    /// with the badge as it was before the input, so whether the clock or a later event releases
+    /// them, they carry the same bytes.
     public func fold(_ state: inout RouteState, _ input: RouteInput) -> RouteOutput {
         var output = RouteOutput()
-        var endOfInput = false
         var userId: String?
+        var eventId: String?
         var time: EventTime?
         switch input {
-        case .fanout(let record): (userId, time) = (record.recipientId, record.at)
-        case .devices(let event): (userId, time) = (event.userId, event.at)
-        case .preferences(let event): (userId, time) = (event.userId, event.at)
-        case .clientState(let event): (userId, time) = (event.userId, event.at)
-        case .read(let event): (userId, time) = (event.userId, event.at)
-        case .outcome(let outcome): (userId, time) = (outcome.recipient.userId, EventTime(rfc3339: outcome.at))
+        case .fanout(let record): (userId, eventId, time) = (record.recipientId, record.id, record.at)
+        case .devices(let event): (userId, eventId, time) = (event.userId, event.id, event.at)
+        case .preferences(let event): (userId, eventId, time) = (event.userId, event.id, event.at)
+        case .clientState(let event): (userId, eventId, time) = (event.userId, event.id, event.at)
+        case .read(let event): (userId, eventId, time) = (event.userId, event.id, event.at)
+        case .outcome(let outcome): (userId, eventId, time) = (outcome.recipient.userId, outcome.id, EventTime(rfc3339: outcome.at))
         case .clock(let now): time = now
-        case .endOfInput: endOfInput = true
+        case .endOfInput: break
+        }
+        if let userId, let eventId, state.recent[userId]?.contains(eventId) == true {
+            output.duplicate = true
+            return output  // The same event again (an at-least-once producer's duplicate).
         }
         if let time { state.advance(to: time) }
-        if let userId {
-            state.updateEntry(userId, creating: true) { apply(input, &$0, &output) }
+        releaseDueBadges(&state, endOfInput: false, &output)
+        if let userId, let eventId {
+            let now = state.now
+            state.updateEntry(userId, creating: true) { apply(input, &$0, now: now, &output) }
+            state.recent[userId, default: RecentEventIds()].insert(eventId)
             output.touchedKeys.insert(userId)
         }
+        if case .endOfInput = input { releaseDueBadges(&state, endOfInput: true, &output) }
+        return output
+    }
+
+    /// Sends the coalesced badge pushes that are due (all of them at the end of input).
+    private func releaseDueBadges(_ state: inout RouteState, endOfInput: Bool, _ output: inout RouteOutput) {
         let now = state.now
         for userId in state.pending.sorted() {
             let released: Void? = state.updateEntry(userId, creating: false) {
@@ -164,13 +203,17 @@ public struct RouteStage: Sendable {
             }
             if released != nil { output.touchedKeys.insert(userId) }
         }
-        return output
     }
 
     /// Applies an input about one user to the user's entry (the stage's clock has already advanced).
-    private func apply(_ input: RouteInput, _ entry: inout UserEntry, _ output: inout RouteOutput) {
+    private func apply(_ input: RouteInput, _ entry: inout UserEntry, now: EventTime?, _ output: inout RouteOutput) {
         switch input {
         case .fanout(let record):
+            guard isNew(record, &entry, now: now) else {
+                return output.decisions.append(Decision(
+                    at: record.at, eventId: record.id, reason: .alreadyApplied, userId: record.recipientId,
+                    conversationId: record.conversationId, messageId: record.messageId))
+            }
             route(record, &entry, &output)
         case .devices(let event):
             entry.devices = event.devices
@@ -193,6 +236,24 @@ public struct RouteStage: Sendable {
     }
 
     // MARK: messages
+
+    /// Whether `record` is not a copy of one already routed (see ``UserEntry/LatestMessage``); notes it if new,
+    /// and forgets the latest messages of conversations no delivery of which can still be made.
+    private func isNew(_ record: FanoutRecord, _ entry: inout UserEntry, now: EventTime?) -> Bool {
+        if let latest = entry.latestMessages[record.conversationId] {
+            if record.at < latest.at || (record.at == latest.at && latest.messageIds.contains(record.messageId)) { return false }
+        }
+        if let now {
+            let horizon = now.adding(milliseconds: -configuration.policies.longestTTLSeconds * 1000)
+            entry.latestMessages = entry.latestMessages.filter { $0.value.at >= horizon }
+        }
+        if let latest = entry.latestMessages[record.conversationId], latest.at == record.at {
+            entry.latestMessages[record.conversationId]!.messageIds = (latest.messageIds + [record.messageId]).sorted()
+        } else {
+            entry.latestMessages[record.conversationId] = UserEntry.LatestMessage(at: record.at, messageIds: [record.messageId])
+        }
+        return true
+    }
 
     private func route(_ record: FanoutRecord, _ entry: inout UserEntry, _ output: inout RouteOutput) {
         entry.unread[record.conversationId, default: 0] += 1

@@ -1,7 +1,7 @@
-/// The whole core in one process, for `notify render` and the tests: feeds
-/// each event to its stage, routes stage 1's records into stage 2 in order,
+/// The whole core in one process, for `notify render`, `notify replay` and the tests: feeds
+/// each event to its stage in event-time order, stage 1's records into stage 2 in the same order,
 /// and ends with `.endOfInput`, with the very folds the pipeline runs.
-/// Time is event time only: every event advances both stages' clocks.
+/// Time is event time only: each event advances its own stage's clock.
 public struct ScenarioRunner: Sendable {
     /// One event of a scenario, in arrival order.
     public struct Event: Sendable {
@@ -89,28 +89,14 @@ public struct ScenarioRunner: Sendable {
         }
     }
 
-    /// Runs decoded-later events through both stages.
+    /// Runs decoded-later events through both stages, each in event-time order (see ``EventOrder``):
+    /// stage 1 folds messages, conversations and identities; stage 2 folds the records stage 1
+    /// made with the user tables, reads and outcomes. Events of one key keep their order in the
+    /// scenario; how the scenario interleaves keys or topics does not matter.
     public func run(events: [Event]) -> Result {
         var result = Result()
-        var fanoutState = FanoutState()
-        var routeState = RouteState()
-
-        func routeAll(_ inputs: [RouteInput]) {
-            for input in inputs {
-                let output = route.fold(&routeState, input)
-                result.commands += output.commands
-                result.decisions += output.decisions
-            }
-        }
-        func fanoutAll(_ input: FanoutInput, index: Int?, topic: String) {
-            let output = fanout.fold(&fanoutState, input)
-            result.decisions += output.decisions
-            if let rejection = output.rejection, let index {
-                result.rejections.append(Rejection(index: index, topic: topic, eventId: events[index].value["id"]?.stringValue, reason: rejection))
-            }
-            routeAll(output.records.map(RouteInput.fanout))
-        }
-
+        var fanoutInputs: [(order: EventOrder, index: Int, input: FanoutInput)] = []
+        var routeInputs: [(order: EventOrder, sequence: Int, input: RouteInput)] = []
         for (index, event) in events.enumerated() {
             let input: InputEvent
             do {
@@ -121,15 +107,43 @@ public struct ScenarioRunner: Sendable {
                 continue
             }
             if let fanoutInput = input.fanoutInput {
-                fanoutAll(fanoutInput, index: index, topic: event.topic)
-                routeAll([.clock(input.at)])
+                fanoutInputs.append((input.order, index, fanoutInput))
             } else if let routeInput = input.routeInput {
-                fanoutAll(.clock(input.at), index: nil, topic: event.topic)
-                routeAll([routeInput])
+                routeInputs.append((input.order, index, routeInput))
             }
         }
-        fanoutAll(.endOfInput, index: nil, topic: "")
-        routeAll([.endOfInput])
+
+        var fanoutState = FanoutState()
+        var records: [FanoutRecord] = []
+        func fanoutFold(_ input: FanoutInput, index: Int?) {
+            let output = fanout.fold(&fanoutState, input)
+            result.decisions += output.decisions
+            if let rejection = output.rejection, let index {
+                result.rejections.append(Rejection(index: index, topic: events[index].topic,
+                                                   eventId: events[index].value["id"]?.stringValue, reason: rejection))
+            }
+            records += output.records
+        }
+        for item in fanoutInputs.sorted(by: { ($0.order, $0.index) < ($1.order, $1.index) }) {
+            fanoutFold(item.input, index: item.index)
+        }
+        fanoutFold(.endOfInput, index: nil)
+
+        // Stage 1's records come after the events (a record of one recipient and conversation keeps
+        // the order stage 1 made it in).
+        for (sequence, record) in records.enumerated() {
+            routeInputs.append((record.order, events.count + sequence, .fanout(record)))
+        }
+        var routeState = RouteState()
+        for item in routeInputs.sorted(by: { ($0.order, $0.sequence) < ($1.order, $1.sequence) }) {
+            let output = route.fold(&routeState, item.input)
+            result.commands += output.commands
+            result.decisions += output.decisions
+        }
+        let output = route.fold(&routeState, .endOfInput)
+        result.commands += output.commands
+        result.decisions += output.decisions
+        result.rejections.sort { $0.index < $1.index }
         return result
     }
 }

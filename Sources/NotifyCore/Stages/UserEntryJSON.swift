@@ -2,7 +2,7 @@
 /// because it is written once per touched user and batch (restore reads it with `Codable`).
 extension UserEntry: JSONRepresentable {
     public var jsonValue: JSONValue {
-        var object = JSONObjectBuilder(capacity: 8)
+        var object = JSONObjectBuilder(capacity: 9)
         object["devices"] = .array(devices.map(\.jsonValue))
         object["preferences"] = preferences?.jsonValue
         object["clientStates"] = .object(clientStates.mapValues(\.jsonValue))
@@ -11,6 +11,7 @@ extension UserEntry: JSONRepresentable {
         object["lastBackgroundPush"] = .object(lastBackgroundPush.mapValues { .string($0.rfc3339) })
         object["pendingBadges"] = .object(pendingBadges.mapValues(\.jsonValue))
         object["recentLocal"] = .array(recentLocal.map(\.jsonValue))
+        object["latestMessages"] = .object(latestMessages.mapValues(\.jsonValue))
         return object.value
     }
 }
@@ -18,6 +19,12 @@ extension UserEntry: JSONRepresentable {
 extension UserEntry.PendingBadge: JSONRepresentable {
     public var jsonValue: JSONValue {
         .object(["eventId": .string(eventId), "at": .string(at.rfc3339), "clearThreadIds": .array(clearThreadIds.map(JSONValue.string))])
+    }
+}
+
+extension UserEntry.LatestMessage: JSONRepresentable {
+    public var jsonValue: JSONValue {
+        .object(["at": .string(at.rfc3339), "messageIds": .array(messageIds.map(JSONValue.string))])
     }
 }
 
@@ -56,6 +63,13 @@ extension UserEntry {
         recentLocal = try fields.array("recentLocal").map { (element) throws(FieldError) in
             let local = try FieldReader(element.value, path: element.path)
             return RecentLocal(commandId: try local.string("commandId"), record: try FanoutRecord(reading: local.object("record")))
+        }
+        // Absent from records written before copies of fanout records were recognised.
+        if try fields.optionalValue("latestMessages") != nil {
+            latestMessages = try fields.members("latestMessages").mapValues { (json) throws(FieldError) in
+                let latest = try FieldReader(json, path: "latestMessages")
+                return LatestMessage(at: try latest.time("at"), messageIds: try latest.stringSet("messageIds", minimumCount: 1))
+            }
         }
     }
 }

@@ -13,6 +13,7 @@ public enum MetricName {
     public static let identityWaits = "notify_identity_waits_total"
     public static let identityTimeouts = "notify_identity_timeouts_total"
     public static let deadLetters = "notify_dlq_records_total"
+    public static let eventTimeForced = "notify_event_time_forced_total"
     public static let sinkOutcomes = "notify_sink_outcomes_total"
     public static let retries = "notify_retries_total"
     public static let inAppConnections = "notify_inapp_connections"
@@ -26,6 +27,7 @@ public enum MetricName {
         (suppressions, "counter", ["reason"], "Deliveries decided against (own message, muted, foreground talk room, ...)."),
         (identityWaits, "counter", [], "Messages held because the sender's identity was not yet known."),
         (identityTimeouts, "counter", [], "Held messages released without the identity (`identityResolved: false`)."),
+        (eventTimeForced, "counter", ["stage"], "Records folded because they waited `pipeline.maxEventTimeWait`, not because every input had passed their event time: their order is not guaranteed."),
         (deadLetters, "counter", ["reason", "source"], "Records sent to `notify.dlq`; `reason` is a short code, `source` the input topic."),
         (sinkOutcomes, "counter", ["kind", "outcome", "reason"], "Sink results by sink kind, outcome and reason (`none` when delivered)."),
         (retries, "counter", ["kind", "reason"], "Delivery attempts repeated after a retryable failure."),
@@ -87,6 +89,10 @@ public struct NotifyMetrics: Sendable {
 
     public func recordIdentityWait() {
         Counter(label: MetricName.identityWaits, factory: factory).increment()
+    }
+
+    public func recordEventTimeForced(stage: String, count: Int) {
+        Counter(label: MetricName.eventTimeForced, dimensions: [("stage", stage)], factory: factory).increment(by: count)
     }
 
     public func recordIdentityTimeout() {

@@ -27,6 +27,10 @@ public struct NotifySettings: Sendable, Hashable {
         public var backgroundPushInterval: Duration
         /// `pipeline.saveInterval`
         public var saveInterval: Duration
+        /// `pipeline.lateness`
+        public var lateness: Duration
+        /// `pipeline.maxEventTimeWait`
+        public var maxEventTimeWait: Duration
         /// `pipeline.schemas`: the Schemas directory.
         public var schemasDirectory: String
     }
@@ -119,6 +123,7 @@ public struct NotifySettings: Sendable, Hashable {
             clientStateMaxAge: read.duration("pipeline.clientStateMaxAge"),
             backgroundPushInterval: read.duration("pipeline.backgroundPushInterval"),
             saveInterval: read.duration("pipeline.saveInterval"),
+            lateness: read.duration("pipeline.lateness"), maxEventTimeWait: read.duration("pipeline.maxEventTimeWait"),
             schemasDirectory: read.text("pipeline.schemas")!)
         thumbnails = Thumbnails(
             url: read.text("thumbnails.url"), timeout: read.duration("thumbnails.timeout"),

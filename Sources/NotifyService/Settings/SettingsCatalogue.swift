@@ -1,3 +1,4 @@
+import NotifyCore
 /// Every setting of every `notify` command, in the order the reference lists them.
 ///
 /// This list is the single source of truth: loading, `notify config check` and
@@ -19,14 +20,18 @@ public enum SettingsCatalogue {
         // Pipeline
         .init("pipeline.stages", .list(allowed: ["fanout", "route"]), default: .list(["fanout", "route"]), flag: "--stages",
               "The stages `notify pipeline` runs in this process."),
-        .init("pipeline.identityWait", .seconds(0...60), default: .seconds(2),
+        .init("pipeline.identityWait", .seconds(0...60), default: .seconds(Double(CoreConfiguration.defaultIdentityWaitMilliseconds) / 1000),
               "How long a message from a sender whose identity is unknown waits for `chat.identities` before falling back (rule 9)."),
-        .init("pipeline.clientStateMaxAge", .seconds(1...86_400), default: .seconds(300),
+        .init("pipeline.clientStateMaxAge", .seconds(1...86_400), default: .seconds(Double(CoreConfiguration.defaultClientStateMaxAgeMilliseconds) / 1000),
               "A device's foreground/background state older than this counts as unknown, so it gets a push (rule 7)."),
-        .init("pipeline.backgroundPushInterval", .seconds(0...3600), default: .seconds(5),
+        .init("pipeline.backgroundPushInterval", .seconds(0...3600), default: .seconds(Double(CoreConfiguration.defaultBackgroundPushIntervalMilliseconds) / 1000),
               "Least time between two background (badge) pushes to one device; pushes in between are coalesced (rule 12)."),
         .init("pipeline.saveInterval", .seconds(0.05...300), default: .seconds(5),
               "How long each stage task gathers state changes before it writes them to its changelog (one record per changed key, however often it changed) and stores its input offsets. Longer: less changelog traffic and work; after a crash, up to this much input is processed again, giving the same commands with the same ids, which sinks deliver once (rules 15, 16)."),
+        .init("pipeline.lateness", .seconds(0...10), default: .seconds(0.01),
+              "How much later than the other inputs of its time a record may reach Kafka and still be folded in event-time order (docs/operations.md, \"Event time\"). Each stage waits at least this long for a record while its inputs are quiet: more tolerance costs as much latency."),
+        .init("pipeline.maxEventTimeWait", .seconds(0.1...600), default: .seconds(3),
+              "The longest a record waits for every input of its stage (in stage 2: every stage-1 task's progress mark) to pass its event time; then it is folded anyway and counted in `notify_event_time_forced_total`. Keep it above `pipeline.identityWait`, which a held message's progress mark can take."),
         .init("pipeline.schemas", .filePath, default: .text("Schemas"), flag: "--schemas", environmentAliases: ["NOTIFY_SCHEMAS"],
               "Directory holding `topics.json`, `policies.json` and `categories.json`."),
         // Thumbnails

@@ -6,7 +6,9 @@ import Testing
     let stage: RouteStage
 
     init() throws {
-        configuration = try Repository.configuration()
+        var configuration = try Repository.configuration()
+        configuration.backgroundPushIntervalMilliseconds = 60_000  // The timings below are in minutes.
+        self.configuration = configuration
         stage = RouteStage(configuration: configuration)
     }
 

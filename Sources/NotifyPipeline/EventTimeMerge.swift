@@ -1,0 +1,238 @@
+import Kafka
+import NotifyCore
+
+/// How far one stage-1 task has come, as it tells stage 2 in the `notify-mark` header of its
+/// `notify.fanout` records (and in value-less mark records to the partitions it has nothing for):
+/// no record it writes after this one has an earlier event time than the mark says.
+enum ProgressMark: Sendable, Hashable {
+    /// No later record before this event time (milliseconds): the task has input waiting in Kafka,
+    /// a held message or records waiting in its merge.
+    case at(Int64)
+    /// The task has read all its input: no later record before this time plus the wall-clock time
+    /// since the mark was read (less the merge's lateness allowance).
+    case idle(since: Int64)
+    /// The task has read all its input and never had any.
+    case finished
+
+    static let header = "notify-mark"
+
+    /// Whether stage 2 must be told this mark when it was told `previous`: an idle mark moves on by
+    /// itself (stage 2 adds the wall-clock time since it read it), so only a change of kind or of a
+    /// fixed time is news.
+    func differs(from previous: ProgressMark) -> Bool {
+        switch (self, previous) {
+        case (.idle, .idle), (.finished, .finished): false
+        default: self != previous
+        }
+    }
+
+    /// `<task>:<milliseconds>`, `<task>:<milliseconds>+` or `<task>:max`.
+    func headerValue(task: Int32) -> [UInt8] {
+        switch self {
+        case .at(let time): Array("\(task):\(time)".utf8)
+        case .idle(let time): Array("\(task):\(time)+".utf8)
+        case .finished: Array("\(task):max".utf8)
+        }
+    }
+
+    /// The task and mark of a header value, if it is one.
+    static func parse(_ value: [UInt8]) -> (task: Int32, mark: ProgressMark)? {
+        let text = String(decoding: value, as: UTF8.self)
+        guard let colon = text.firstIndex(of: ":"), let task = Int32(text[..<colon]) else { return nil }
+        var rest = text[text.index(after: colon)...]
+        if rest == "max" { return (task, .finished) }
+        let idle = rest.hasSuffix("+")
+        if idle { rest = rest.dropLast() }
+        guard let time = Int64(rest) else { return nil }
+        return (task, idle ? .idle(since: time) : .at(time))
+    }
+}
+
+/// The event-time merge of one task's inputs: records are buffered as they are read and folded in
+/// ``EventOrder`` once no input can still bring an earlier one.
+///
+/// Each input (a topic partition read by the task, or, for `notify.fanout`, each stage-1 task
+/// writing to it) has a *floor*, the earliest event time it can still bring:
+/// - an input with records waiting in Kafka: the latest event time read from it (each partition is
+///   assumed to be written roughly in event-time order; a record older than its partition's latest
+///   is *late*, and is folded when it comes);
+/// - an input read to its end: that latest time plus the wall-clock time since it was read, less
+///   ``lateness`` (an input never read from: no floor);
+/// - `notify.fanout`: the lowest progress mark of the stage-1 tasks (``ProgressMark``).
+///
+/// A buffered record is folded once its time is below every floor, or once it has waited
+/// ``maximumWait`` (a stuck or absent stage-1 task must not hold everything): those are counted.
+struct EventTimeMerge<Input: Sendable>: Sendable {
+    struct Source: Sendable {
+        /// The latest event time read from the input.
+        var latest: Int64?
+        /// When it was read.
+        var readAt: ContinuousClock.Instant
+        /// Records of the input wait in Kafka beyond those read.
+        var lagging = false
+    }
+
+    /// Records waiting to be folded, in ``EventOrder`` (then arrival).
+    private(set) var buffer: [(input: DecodedInput<Input>, arrived: ContinuousClock.Instant, sequence: Int)] = []
+    private var sequence = 0
+    /// Input name (topic, or topic and partition for an input every task reads) → where it stands.
+    private(set) var sources: [String: Source] = [:]
+    /// Stage-1 task → its latest mark, and when it was read (stage 2 only).
+    private(set) var marks: [Int32: (mark: ProgressMark, readAt: ContinuousClock.Instant)] = [:]
+    /// How many stage-1 tasks write to the marked topic (stage 2 only; nil: no marked input).
+    let markingTasks: Int32?
+    /// The input whose floor is the stage-1 tasks' marks.
+    let markedTopic: String?
+    /// How much later than the wall clock says a record may reach Kafka and still be folded in order.
+    let lateness: Int64
+    /// The longest a record waits for the floors; then it is folded anyway.
+    let maximumWait: Duration
+
+    init(markedTopic: String? = nil, markingTasks: Int32? = nil, lateness: Int64, maximumWait: Duration) {
+        self.markedTopic = markedTopic
+        self.markingTasks = markingTasks
+        self.lateness = lateness
+        self.maximumWait = maximumWait
+    }
+
+    var isEmpty: Bool { buffer.isEmpty }
+
+    /// The earliest event time buffered.
+    var earliest: Int64? { buffer.first?.input.order.milliseconds }
+
+    /// Takes a record read from `source`.
+    mutating func add(_ input: DecodedInput<Input>, source: String, now: ContinuousClock.Instant) {
+        let time = input.order.milliseconds
+        if source != markedTopic {
+            var clock = sources[source] ?? Source(latest: nil, readAt: now)
+            if clock.latest.map({ time >= $0 }) ?? true { clock.latest = time }
+            clock.readAt = now
+            sources[source] = clock
+        }
+        sequence += 1
+        let item = (input: input, arrived: now, sequence: sequence)
+        func precedes(_ a: (input: DecodedInput<Input>, arrived: ContinuousClock.Instant, sequence: Int), _ b: EventOrder, _ s: Int) -> Bool {
+            (a.input.order, a.sequence) < (b, s)
+        }
+        guard let last = buffer.last, !precedes(last, input.order, sequence) else {
+            buffer.append(item)  // The usual case: not earlier than the latest buffered.
+            return
+        }
+        var low = 0
+        var high = buffer.count
+        while low < high {
+            let middle = (low + high) / 2
+            if precedes(buffer[middle], input.order, sequence) { low = middle + 1 } else { high = middle }
+        }
+        buffer.insert(item, at: low)
+    }
+
+    /// Notes whether records of `source` wait in Kafka beyond those read.
+    mutating func noteLag(_ source: String, lagging: Bool, now: ContinuousClock.Instant) {
+        guard source != markedTopic else { return }
+        if var clock = sources[source] {
+            if clock.lagging && !lagging { clock.readAt = now }  // Read to its end now.
+            clock.lagging = lagging
+            sources[source] = clock
+        } else if lagging {
+            sources[source] = Source(latest: nil, readAt: now, lagging: true)
+        }
+    }
+
+    /// Notes a stage-1 task's mark.
+    mutating func noteMark(task: Int32, _ mark: ProgressMark, now: ContinuousClock.Instant) {
+        marks[task] = (mark, now)
+    }
+
+    /// The task's event clock: the latest event time any input has brought, plus the wall-clock time
+    /// since it was read (the freshest of its inputs, and of the stage-1 tasks' marks).
+    func eventClock(now: ContinuousClock.Instant) -> Int64? {
+        var clock: Int64?
+        for source in sources.values {
+            guard let latest = source.latest else { continue }
+            clock = max(clock ?? .min, latest + (now - source.readAt).milliseconds)
+        }
+        for (mark, readAt) in marks.values {
+            switch mark {
+            case .at(let time): clock = max(clock ?? .min, time)
+            case .idle(let since): clock = max(clock ?? .min, since + (now - readAt).milliseconds)
+            case .finished: break
+            }
+        }
+        return clock
+    }
+
+    /// The earliest event time an input can still bring (`.max`: none can bring anything).
+    func floor(now: ContinuousClock.Instant) -> Int64 {
+        let clock = eventClock(now: now)
+        var floor = Int64.max
+        for source in sources.values {
+            floor = min(floor, source.lagging ? source.latest ?? .min : clock.map { $0 - lateness } ?? .max)
+        }
+        if let markingTasks {
+            for task in 0..<markingTasks {
+                guard let (mark, readAt) = marks[task] else { return .min }
+                switch mark {
+                case .at(let time): floor = min(floor, time)
+                case .idle(let since): floor = min(floor, since + (now - readAt).milliseconds - lateness)
+                case .finished: break
+                }
+            }
+        }
+        return floor
+    }
+
+    /// A stage-1 task's mark: the floor of the inputs named (those that make its records), of what
+    /// it has buffered, and of `held` (the earliest time a message its state holds back can be
+    /// released). An input read to its end moves on with the wall clock from its latest record if
+    /// that was read within ``recentInput``, else from `instanceClock` (the event clock of the
+    /// instance's busiest task): a quiet partition does not hold stage 2 back.
+    func mark(of inputs: [String], held: Int64?, instanceClock: Int64?, now: ContinuousClock.Instant) -> ProgressMark {
+        var fixed = min(earliest ?? .max, held ?? .max)
+        var idleSince: Int64?
+        var seen = false
+        for name in inputs {
+            guard let source = sources[name] else { continue }
+            seen = true
+            if source.lagging {
+                fixed = min(fixed, source.latest ?? .min)
+            } else if let latest = source.latest, now - source.readAt < Self.recentInput {
+                idleSince = min(idleSince ?? .max, latest + (now - source.readAt).milliseconds)
+            } else if let instanceClock {
+                idleSince = min(idleSince ?? .max, instanceClock)
+            }
+        }
+        if !seen, let instanceClock { idleSince = instanceClock }
+        if fixed != .max { return .at(min(fixed, idleSince.map { $0 - lateness } ?? .max)) }
+        return idleSince.map { .idle(since: $0) } ?? .finished
+    }
+
+    /// How recently an input must have brought a record for its own time to drive its task's mark.
+    static var recentInput: Duration { .seconds(1) }
+
+    /// Takes out, in order, the records that may be folded now: those below every floor, and
+    /// those that waited ``maximumWait`` (with everything before them). `forced` counts the latter.
+    mutating func release(now: ContinuousClock.Instant, forced: inout Int) -> [DecodedInput<Input>] {
+        guard !buffer.isEmpty else { return [] }
+        let floor = floor(now: now)
+        var count = 0
+        while count < buffer.count, buffer[count].input.order.milliseconds < floor { count += 1 }
+        if let overdue = buffer.lastIndex(where: { now - $0.arrived >= maximumWait }), overdue >= count {
+            forced += overdue + 1 - count
+            count = overdue + 1
+        }
+        guard count > 0 else { return [] }
+        let released = buffer[..<count].map(\.input)
+        buffer.removeFirst(count)
+        return released
+    }
+
+    /// The lowest input offset of each topic still buffered (offsets are not committed past them).
+    func oldestOffsets() -> [String: Int64] {
+        var oldest: [String: Int64] = [:]
+        for item in buffer where item.input.record.offset < oldest[item.input.record.topic] ?? .max {
+            oldest[item.input.record.topic] = item.input.record.offset
+        }
+        return oldest
+    }
+}

@@ -1,0 +1,125 @@
+import Testing
+@testable import NotifyCore
+
+/// The core decides time and duplicates: what a scenario gives depends only on its events, not on
+/// how they were interleaved on arrival, and an event that comes twice is applied once.
+@Suite struct EventTimeOrderTests {
+    static func event(_ topic: String, _ value: String) -> ScenarioRunner.Event {
+        ScenarioRunner.Event(topic: topic, value: try! CoreJSON.parse(Array(value.utf8)))
+    }
+
+    static let t0 = "2026-11-22T10:00:00Z"
+
+    /// Alice writes to Bob (one iPhone) in a direct conversation.
+    static let tables: [ScenarioRunner.Event] = [
+        event(Topic.identities, #"{"type":"identity.updated","id":"i-a","at":"\#(t0)","userId":"alice","displayName":"Alice"}"#),
+        event(Topic.identities, #"{"type":"identity.updated","id":"i-b","at":"\#(t0)","userId":"bob","displayName":"Bob"}"#),
+        event(Topic.conversations, #"{"type":"conversation.updated","id":"c1","at":"\#(t0)","conversationId":"dm","kind":"direct","members":["alice","bob","frank"]}"#),
+        event(Topic.conversations, #"{"type":"conversation.updated","id":"c2","at":"\#(t0)","conversationId":"g2","kind":"group","name":"G","members":["carol","bob"]}"#),
+        event(Topic.devices, #"{"type":"devices.updated","id":"d-b","at":"\#(t0)","userId":"bob","devices":[{"deviceId":"bob-iphone","platform":"ios","provider":"apns","token":"tok-b","appId":"com.example.chat"}]}"#),
+    ]
+
+    static func message(_ id: String, in conversation: String = "dm", from sender: String = "alice", at time: String) -> ScenarioRunner.Event {
+        event(Topic.messages, #"{"type":"message.received","id":"e-\#(id)","at":"\#(time)","messageId":"\#(id)","conversationId":"\#(conversation)","senderId":"\#(sender)","kind":"text","text":"hi \#(id)"}"#)
+    }
+
+    static func run(_ events: [ScenarioRunner.Event], configuration: CoreConfiguration? = nil) throws -> ScenarioRunner.Result {
+        let result = ScenarioRunner(configuration: try configuration ?? Repository.configuration()).run(events: events)
+        #expect(result.rejections.isEmpty, "\(result.rejections)")
+        return result
+    }
+
+    static func bytes(_ result: ScenarioRunner.Result) -> [String] {
+        result.commands.map { String(decoding: CoreJSON.encode($0), as: UTF8.self) }
+    }
+
+    /// Rule 9 in event time: the identity comes 5 s after the message (wait 2 s) with nothing between.
+    @Test func anIdentityAfterTheWaitFindsTheMessageGoneWithTheFallback() throws {
+        let result = try Self.run(Self.tables + [
+            Self.message("m1", from: "frank", at: "2026-11-22T10:00:10Z"),
+            Self.event(Topic.identities, #"{"type":"identity.updated","id":"i-f","at":"2026-11-22T10:00:15Z","userId":"frank","displayName":"Frank"}"#),
+        ])
+        #expect(result.commands.count == 1)
+        #expect(result.commands.first?.content["identityResolved"] == .bool(false))
+    }
+
+    @Test func anIdentityWithinTheWaitResolvesTheMessage() throws {
+        let result = try Self.run(Self.tables + [
+            Self.message("m1", from: "frank", at: "2026-11-22T10:00:10Z"),
+            Self.event(Topic.identities, #"{"type":"identity.updated","id":"i-f","at":"2026-11-22T10:00:12Z","userId":"frank","displayName":"Frank"}"#),
+        ])
+        #expect(result.commands.first?.content["identityResolved"] == .bool(true))
+    }
+
+    /// An at-least-once producer sends one event twice: one command, one unread.
+    @Test func aDuplicatedRecordIsAppliedOnce() throws {
+        let once = try Self.run(Self.tables + [Self.message("m1", at: "2026-11-22T10:00:01Z"), Self.message("m2", at: "2026-11-22T10:00:02Z")])
+        let twice = try Self.run(Self.tables + [
+            Self.message("m1", at: "2026-11-22T10:00:01Z"), Self.message("m1", at: "2026-11-22T10:00:01Z"),
+            Self.tables[4], Self.message("m2", at: "2026-11-22T10:00:02Z"),
+        ])
+        #expect(once.commands.count == 2)
+        #expect(Self.bytes(twice) == Self.bytes(once))
+    }
+
+    /// The same events in another arrival order (each key's own order kept) give the same bytes.
+    @Test func theArrivalOrderAcrossKeysChangesNothing() throws {
+        var events = Self.tables
+        for index in 0..<20 {
+            let second = String(format: "%02d", index)
+            events.append(Self.message("a\(index)", at: "2026-11-22T10:00:\(second).100Z"))
+            events.append(Self.message("c\(index)", in: "g2", from: "carol", at: "2026-11-22T10:00:\(second).200Z"))
+            if index % 5 == 4 {
+                events.append(Self.event(Topic.reads, #"{"type":"conversation.read","id":"r\#(index)","at":"2026-11-22T10:00:\#(second).300Z","userId":"bob","conversationId":"dm"}"#))
+            }
+        }
+        let expected = Self.bytes(try Self.run(events))
+        // Messages of g2 arrive last, reads first, tables at the end: as a lagging partition would give them.
+        let reordered = events.filter { $0.topic == Topic.reads }
+            + events.filter { $0.topic == Topic.messages && $0.value["conversationId"]?.stringValue == "dm" }
+            + events.filter { $0.topic == Topic.messages && $0.value["conversationId"]?.stringValue == "g2" }
+            + events.filter { $0.topic != Topic.messages && $0.topic != Topic.reads }
+        let result = try Self.run(reordered)
+        #expect(Set(Self.bytes(result)) == Set(expected))
+        #expect(Self.bytes(result).count == expected.count)
+        let badges = result.commands.filter { $0.messageId != nil }.map { $0.content["badge"]?.intValue ?? -1 }
+        #expect(badges.prefix(4) == [1, 2, 3, 4], "badges count up in event time across both conversations")
+    }
+
+    /// A client state produced after a message but timestamped before it applies to it.
+    @Test func aLateClientStateTimestampedBeforeAMessageAppliesToIt() throws {
+        let result = try Self.run(Self.tables + [
+            Self.message("m1", at: "2026-11-22T10:00:10Z"),
+            Self.event(Topic.clientState, #"{"type":"client.state","id":"s1","at":"2026-11-22T10:00:09Z","userId":"bob","deviceId":"bob-iphone","state":"foreground","screen":{"kind":"talkroom","conversationId":"dm"}}"#),
+        ])
+        #expect(result.commands.isEmpty)
+        #expect(result.decisions.contains { $0.reason == .foregroundInConversation && $0.messageId == "m1" })
+    }
+
+    /// Stage 1 writes a fanout record again after a crash, far from the first: routed once.
+    @Test func aFanoutRecordWrittenAgainLaterIsRecognised() throws {
+        let configuration = try Repository.configuration()
+        let stage = RouteStage(configuration: configuration)
+        var state = RouteState()
+        _ = stage.fold(&state, .devices(try DevicesUpdated(json: Self.tables[4].value)))
+        let content = NotificationContent(
+            title: "Alice", subtitle: nil, body: "hi", threadId: "dm", category: "message",
+            userInfo: NotificationUserInfo(talkroomId: "dm", messageId: "m1", senderId: "alice"),
+            sender: SenderIdentity(id: "alice", displayName: "Alice"), conversation: ConversationIdentity(id: "dm", isGroup: false),
+            kind: .text, attachment: nil, identityResolved: true)
+        func record(_ id: String, at seconds: Int64) -> FanoutRecord {
+            FanoutRecord(at: EventTime(milliseconds: 1_795_000_000_000 + seconds * 1000), recipientId: "bob", conversationId: "dm",
+                         messageId: id, notificationType: "message", content: content)
+        }
+        #expect(stage.fold(&state, .fanout(record("m1", at: 1))).commands.count == 1)
+        for second in 2..<60 { _ = stage.fold(&state, .fanout(record("m\(second)", at: Int64(second)))) }
+        let again = stage.fold(&state, .fanout(record("m1", at: 1)))
+        #expect(again.commands.isEmpty)
+        #expect(again.decisions.map(\.reason) == [.alreadyApplied])
+        #expect(state.entries["bob"]?.badge == 59)
+        // Restored from its changelog record, the state still knows.
+        var restored = RouteState()
+        try restored.restore("bob", state.snapshot("bob"), recentEventIds: [])
+        #expect(stage.fold(&restored, .fanout(record("m30", at: 30))).decisions.map(\.reason) == [.alreadyApplied])
+    }
+}
