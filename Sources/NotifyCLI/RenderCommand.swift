@@ -2,37 +2,38 @@ import ArgumentParser
 import Foundation
 import NotifyCore
 
-/// Where the `Schemas/` directory is: `--schemas`, else `NOTIFY_SCHEMAS`, else `./Schemas`.
+/// `--schemas`: the Schemas directory (setting `pipeline.schemas`, env `NOTIFY_SCHEMAS`, default ./Schemas).
 struct SchemasOption: ParsableArguments {
-    @Option(name: .long, help: ArgumentHelp("The Schemas directory (policies.json, categories.json); env NOTIFY_SCHEMAS, default ./Schemas.", valueName: "dir"))
+    @Option(name: .long, help: ArgumentHelp("The Schemas directory (policies.json, categories.json); setting pipeline.schemas, env NOTIFY_SCHEMAS, default ./Schemas.", valueName: "dir"))
     var schemas: String?
 
+    /// The directory: the flag, else `NOTIFY_SCHEMAS`, else `./Schemas`.
     var directory: String {
         if let schemas { return schemas }
         if let fromEnvironment = ProcessInfo.processInfo.environment["NOTIFY_SCHEMAS"], !fromEnvironment.isEmpty { return fromEnvironment }
         return "Schemas"
     }
+}
 
-    /// The core's configuration from the policies and categories in the directory.
-    func loadConfiguration() throws -> CoreConfiguration {
-        do {
-            return try CoreConfiguration.load(schemasDirectory: directory)
-        } catch let error as ConfigurationError {
-            throw RenderError("\(error) (pass --schemas DIR or set NOTIFY_SCHEMAS)")
-        }
+extension SettingsOptions {
+    /// The core's configuration as `notify pipeline` builds it from the same settings.
+    func coreConfiguration(schemas: SchemasOption) async throws -> CoreConfiguration {
+        try await load(dedicated: [("pipeline.schemas", "--schemas", schemas.schemas)]).coreConfiguration()
     }
 }
 
 /// `notify render SCENARIO.json`: the commands a scenario produces, without a
 /// broker. Commands go to stdout as JSONL; one line per suppressed delivery
 /// and one per refused event go to stderr.
-struct RenderCommand: ParsableCommand {
+struct RenderCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "render",
         abstract: "Print the commands a scenario produces (JSONL on stdout); suppressed deliveries and refused events on stderr.",
         discussion: """
-        SCENARIO is {"events": [{"topic": "chat.messages", "value": {...}}, ...]} in arrival order. \
-        Time is event time (each value's "at"). Exits with status 1 when an event was refused.
+        SCENARIO is {"events": [{"topic": "chat.messages", "value": {...}}, ...]}. Each stage folds its events \
+        in event-time order (each value's "at"; events of one key keep their order in the file), as the \
+        pipeline does, with the same settings (--config, --set, NOTIFY_*). Exits with status 1 when an event \
+        was refused.
         """
     )
 
@@ -40,9 +41,10 @@ struct RenderCommand: ParsableCommand {
     var scenario: String
 
     @OptionGroup var schemas: SchemasOption
+    @OptionGroup var settings: SettingsOptions
 
-    func run() throws {
-        let configuration = try schemas.loadConfiguration()
+    func run() async throws {
+        let configuration = try await settings.coreConfiguration(schemas: schemas)
         let bytes = try readScenario()
         let result: ScenarioRunner.Result
         do {

@@ -11,7 +11,8 @@ struct ReplayCommand: AsyncParsableCommand {
         commandName: "replay",
         abstract: "Re-run the pipeline over the history of the input topics and write the commands to a topic.",
         discussion: """
-            State is rebuilt from the beginning of every input topic; only commands of events within \
+            State is rebuilt from the beginning of every input topic, with the pipeline's settings (--config, \
+            --set, NOTIFY_*); only commands of events within \
             --from/--until are written. Use it to backfill a new sink or to check a change. It reads with \
             its own consumer and commits nothing, so the live consumer group is untouched.
             """
@@ -19,6 +20,7 @@ struct ReplayCommand: AsyncParsableCommand {
 
     @OptionGroup var kafka: KafkaOptions
     @OptionGroup var schemas: SchemasOption
+    @OptionGroup var settings: SettingsOptions
 
     @Option(help: "earliest, or an RFC 3339 time: write commands of events from then on.")
     var from: String = "earliest"
@@ -35,7 +37,7 @@ struct ReplayCommand: AsyncParsableCommand {
         var logger = Logger(label: "notify.replay")
         logger.logLevel = .warning
         let replay = Replay(settings: ReplaySettings(
-            client: try kafka.clientConfiguration(clientId: "notify-replay"), core: try schemas.loadConfiguration(),
+            client: try kafka.clientConfiguration(clientId: "notify-replay"), core: try await settings.coreConfiguration(schemas: schemas),
             from: start, until: end, targetTopic: toTopic), logger: logger)
         let summary = try await replay.run { StandardOutput.writeErrorLine($0) }
         for rejection in summary.rejected.prefix(20) { StandardOutput.writeErrorLine("replay: refused: \(rejection)") }

@@ -2,22 +2,20 @@ import ArgumentParser
 import Foundation
 import NotifyService
 
-/// The options every long-running command takes besides ``KafkaOptions``: the config file, `--set` for
-/// any setting and `--http-listen`. Together they make the flag layer of ``NotifySettings``.
-struct ServiceOptions: ParsableArguments {
+/// The options every command whose work depends on the settings takes: the config file and `--set`
+/// for any setting. `pipeline`, `render` and `replay` read the same settings this way, so the folds
+/// they run use the same waits and intervals (docs/configuration.md).
+struct SettingsOptions: ParsableArguments {
     @Option(name: .long, help: ArgumentHelp("JSON config file (env NOTIFY_CONFIG). See docs/configuration.md.", valueName: "file"))
     var config: String?
 
     @Option(name: .customLong("set"), help: ArgumentHelp("Any setting, KEY=VALUE (repeatable), e.g. --set pipeline.identityWait=1.5.", valueName: "key=value"))
     var settings: [String] = []
 
-    @Option(name: .customLong("http-listen"), help: ArgumentHelp("Address of /healthz, /readyz, /metrics and the console (setting http.listen).", valueName: "host:port"))
-    var httpListen: String?
-
-    /// Loads the settings: these flags, then `kafka`'s, then `commandFlags` (a command's own dedicated
-    /// flags, by setting key, with the flag's name for messages) over environment, file and defaults.
-    func loadSettings(
-        kafka: KafkaOptions, commandFlags: [(key: String, flag: String, value: String?)] = [],
+    /// Loads the settings: `dedicated` flags (by setting key, with the flag's name for messages) and
+    /// `--set` over the environment, the config file and the defaults.
+    func load(
+        dedicated: [(key: String, flag: String, value: String?)], kafkaProperties: [String: String] = [:],
         environment: [String: String] = ProcessInfo.processInfo.environment
     ) async throws -> NotifySettings {
         var flags: [String: String] = [:]
@@ -28,8 +26,6 @@ struct ServiceOptions: ParsableArguments {
             }
             flags[String(setting[..<equals])] = String(setting[setting.index(after: equals)...])
         }
-        let dedicated = [("http.listen", "--http-listen", httpListen), ("kafka.bootstrap", "--bootstrap", kafka.bootstrap)]
-            + commandFlags.map { ($0.key, $0.flag, $0.value) }
         for (key, flag, value) in dedicated {
             guard let value else { continue }
             flags[key] = value
@@ -37,9 +33,28 @@ struct ServiceOptions: ParsableArguments {
         }
         let sources = SettingsSources(
             configFile: config ?? environment["NOTIFY_CONFIG"].flatMap { $0.isEmpty ? nil : $0 },
-            environment: environment, flags: flags, flagNames: flagNames,
-            kafkaProperties: try kafka.librdkafkaProperties())
+            environment: environment, flags: flags, flagNames: flagNames, kafkaProperties: kafkaProperties)
         return try await NotifySettings.load(from: sources)
+    }
+}
+
+/// The options every long-running command takes besides ``KafkaOptions``: the settings
+/// (``SettingsOptions``) and `--http-listen`. Together they make the flag layer of ``NotifySettings``.
+struct ServiceOptions: ParsableArguments {
+    @OptionGroup var settings: SettingsOptions
+
+    @Option(name: .customLong("http-listen"), help: ArgumentHelp("Address of /healthz, /readyz, /metrics and the console (setting http.listen).", valueName: "host:port"))
+    var httpListen: String?
+
+    /// Loads the settings: these flags, then `kafka`'s, then `commandFlags` (a command's own dedicated
+    /// flags, by setting key, with the flag's name for messages) over environment, file and defaults.
+    func loadSettings(
+        kafka: KafkaOptions, commandFlags: [(key: String, flag: String, value: String?)] = [],
+        environment: [String: String] = ProcessInfo.processInfo.environment
+    ) async throws -> NotifySettings {
+        try await settings.load(
+            dedicated: [("http.listen", "--http-listen", httpListen), ("kafka.bootstrap", "--bootstrap", kafka.bootstrap)] + commandFlags,
+            kafkaProperties: try kafka.librdkafkaProperties(), environment: environment)
     }
 }
 
