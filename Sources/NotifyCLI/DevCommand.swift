@@ -166,7 +166,8 @@ extension PipelineObserver {
             onLag: service.onLag,
             onIdentityWaits: service.onIdentityWaits,
             onProcessed: service.onProcessed,
-            onReleasedByMaximumWait: service.onReleasedByMaximumWait)
+            onReleasedByMaximumWait: service.onReleasedByMaximumWait,
+            onMisplaced: service.onMisplaced)
     }
 }
 

@@ -108,7 +108,8 @@ extension PipelineObserver {
             onReleasedByMaximumWait: { stage, count in
                 shell.metrics.recordEventTimeForced(stage: stage.rawValue, count: count)
                 shell.logger.warning("\(count) record(s) of the \(stage.rawValue) stage folded after the maximum event-time wait (pipeline.maxEventTimeWait): an input or a stage-1 task did not move on")
-            })
+            },
+            onMisplaced: { topic, count in shell.metrics.recordMisplaced(topic: topic, count: count) })
     }
 }
 

@@ -16,15 +16,20 @@ enum ProgressMark: Sendable, Hashable {
 
     static let header = "notify-mark"
 
-    /// Whether stage 2 must be told this mark when it was told `previous`: an idle mark moves on by
-    /// itself (stage 2 adds the wall-clock time since it read it), so only a change of kind or of a
-    /// fixed time is news.
-    func differs(from previous: ProgressMark) -> Bool {
+    /// Whether the readers must be told this mark when they were told `previous`, `elapsed` ago: an
+    /// idle mark moves on by itself at the wall clock's pace (readers add the time since they read
+    /// it), so an idle mark is news only when event time ran ahead of that (a burst, a backlog) by
+    /// more than ``announceTolerance``; any other mark when it changed.
+    func differs(from previous: ProgressMark, elapsed: Duration) -> Bool {
         switch (self, previous) {
-        case (.idle, .idle), (.finished, .finished): false
+        case (.idle(let since), .idle(let before)): since - (before + elapsed.milliseconds) > Self.announceTolerance
+        case (.finished, .finished): false
         default: self != previous
         }
     }
+
+    /// How far (milliseconds) an idle mark may run ahead of what its readers make of the last one.
+    static let announceTolerance: Int64 = 5
 
     /// `<task>:<milliseconds>`, `<task>:<milliseconds>+` or `<task>:max`.
     func headerValue(task: Int32) -> [UInt8] {
@@ -77,20 +82,18 @@ struct EventTimeMerge<Input: Sendable>: Sendable {
     private var sequence = 0
     /// Input name (topic, or topic and partition for an input every task reads) → where it stands.
     private(set) var sources: [String: Source] = [:]
-    /// Stage-1 task → its latest mark, and when it was read (stage 2 only).
-    private(set) var marks: [Int32: (mark: ProgressMark, readAt: ContinuousClock.Instant)] = [:]
-    /// How many stage-1 tasks write to the marked topic (stage 2 only; nil: no marked input).
-    let markingTasks: Int32?
-    /// The input whose floor is the stage-1 tasks' marks.
-    let markedTopic: String?
+    /// Marked topic → writing task → its latest mark, and when it was read.
+    private(set) var marks: [String: [Int32: (mark: ProgressMark, readAt: ContinuousClock.Instant)]] = [:]
+    /// The inputs whose floor is the marks of the tasks that write them (notify.fanout: the stage-1
+    /// tasks; a repartition topic: the tasks of the stage itself), with how many tasks write each.
+    let markedTopics: [String: Int32]
     /// How much later than the wall clock says a record may reach Kafka and still be folded in order.
     let lateness: Int64
     /// The longest a record waits for the floors; then it is folded anyway.
     let maximumWait: Duration
 
-    init(markedTopic: String? = nil, markingTasks: Int32? = nil, lateness: Int64, maximumWait: Duration) {
-        self.markedTopic = markedTopic
-        self.markingTasks = markingTasks
+    init(markedTopics: [String: Int32] = [:], lateness: Int64, maximumWait: Duration) {
+        self.markedTopics = markedTopics
         self.lateness = lateness
         self.maximumWait = maximumWait
     }
@@ -103,7 +106,7 @@ struct EventTimeMerge<Input: Sendable>: Sendable {
     /// Takes a record read from `source`.
     mutating func add(_ input: DecodedInput<Input>, source: String, now: ContinuousClock.Instant) {
         let time = input.order.milliseconds
-        if source != markedTopic {
+        if markedTopics[source] == nil {
             var clock = sources[source] ?? Source(latest: nil, readAt: now)
             if clock.latest.map({ time >= $0 }) ?? true { clock.latest = time }
             clock.readAt = now
@@ -129,7 +132,7 @@ struct EventTimeMerge<Input: Sendable>: Sendable {
 
     /// Notes whether records of `source` wait in Kafka beyond those read.
     mutating func noteLag(_ source: String, lagging: Bool, now: ContinuousClock.Instant) {
-        guard source != markedTopic else { return }
+        guard markedTopics[source] == nil else { return }
         if var clock = sources[source] {
             if clock.lagging && !lagging { clock.readAt = now }  // Read to its end now.
             clock.lagging = lagging
@@ -139,9 +142,10 @@ struct EventTimeMerge<Input: Sendable>: Sendable {
         }
     }
 
-    /// Notes a stage-1 task's mark.
-    mutating func noteMark(task: Int32, _ mark: ProgressMark, now: ContinuousClock.Instant) {
-        marks[task] = (mark, now)
+    /// Notes the mark of a task writing `topic`.
+    mutating func noteMark(topic: String, task: Int32, _ mark: ProgressMark, now: ContinuousClock.Instant) {
+        guard markedTopics[topic] != nil else { return }
+        marks[topic, default: [:]][task] = (mark, now)
     }
 
     /// The task's event clock: the latest event time any input has brought, plus the wall-clock time
@@ -152,7 +156,7 @@ struct EventTimeMerge<Input: Sendable>: Sendable {
             guard let latest = source.latest else { continue }
             clock = max(clock ?? .min, latest + (now - source.readAt).milliseconds)
         }
-        for (mark, readAt) in marks.values {
+        for (mark, readAt) in marks.values.flatMap(\.values) {
             switch mark {
             case .at(let time): clock = max(clock ?? .min, time)
             case .idle(let since): clock = max(clock ?? .min, since + (now - readAt).milliseconds)
@@ -169,9 +173,9 @@ struct EventTimeMerge<Input: Sendable>: Sendable {
         for source in sources.values {
             floor = min(floor, source.lagging ? source.latest ?? .min : clock.map { $0 - lateness } ?? .max)
         }
-        if let markingTasks {
-            for task in 0..<markingTasks {
-                guard let (mark, readAt) = marks[task] else { return .min }
+        for (topic, writers) in markedTopics {
+            for task in 0..<writers {
+                guard let (mark, readAt) = marks[topic]?[task] else { return .min }
                 switch mark {
                 case .at(let time): floor = min(floor, time)
                 case .idle(let since): floor = min(floor, since + (now - readAt).milliseconds - lateness)
@@ -187,8 +191,9 @@ struct EventTimeMerge<Input: Sendable>: Sendable {
     /// released). An input read to its end moves on with the wall clock from its latest record if
     /// that was read within ``recentInput``, else from `instanceClock` (the event clock of the
     /// instance's busiest task): a quiet partition does not hold stage 2 back.
-    func mark(of inputs: [String], held: Int64?, instanceClock: Int64?, now: ContinuousClock.Instant) -> ProgressMark {
-        var fixed = min(earliest ?? .max, held ?? .max)
+    func mark(of inputs: [String], held: Int64?, includingBuffered: Bool = true, instanceClock: Int64?,
+              now: ContinuousClock.Instant) -> ProgressMark {
+        var fixed = min(includingBuffered ? earliest ?? .max : .max, held ?? .max)
         var idleSince: Int64?
         var seen = false
         for name in inputs {

@@ -17,6 +17,10 @@ struct TaskOutput: Sendable {
     var identityTimeouts = 0
     /// Records folded because they waited the merge's maximum wait, not because every input had passed them.
     var releasedByMaximumWait = 0
+    /// Input topic → its records not in their key's partition (forwarded to the repartition topic).
+    var misplaced: [String: Misplaced] = [:]
+    /// Input topics with a key seen in more than one partition.
+    var spreadKeys: Set<String> = []
 
     var isEmpty: Bool { records.isEmpty && changelog.isEmpty && offsets.isEmpty }
 
@@ -30,12 +34,38 @@ struct TaskOutput: Sendable {
         identityWaits += other.identityWaits
         identityTimeouts += other.identityTimeouts
         releasedByMaximumWait += other.releasedByMaximumWait
+        misplaced.merge(other.misplaced) { $0.adding($1) }
+        spreadKeys.formUnion(other.spreadKeys)
     }
 
     /// The changelog records of every save in this output, encoded now.
     func changelogRecords() -> [OutgoingRecord] {
         changelog.flatMap { $0.records() }
     }
+}
+
+/// Records of one topic found in another partition than their key's.
+struct Misplaced: Sendable {
+    var count = 0
+    /// The partitioners that would have put every one of them where it was.
+    var likelyPartitioners: [KafkaPartitioner] = KafkaPartitioner.allCases
+
+    mutating func note(_ candidates: [KafkaPartitioner]) {
+        count += 1
+        likelyPartitioners = likelyPartitioners.filter(candidates.contains)
+    }
+
+    func adding(_ other: Misplaced) -> Misplaced {
+        Misplaced(count: count + other.count, likelyPartitioners: likelyPartitioners.filter(other.likelyPartitioners.contains))
+    }
+}
+
+/// The headers of a record forwarded to a repartition topic.
+enum RepartitionHeader {
+    /// The topic it was read from.
+    static let topic = "notify-topic"
+    /// `topic/partition@offset` it was read at.
+    static let source = "notify-source"
 }
 
 /// The changelog of the keys one save covered, as the state was when it saved. The records are
@@ -81,8 +111,15 @@ struct PartitionTask<Logic: StageLogic>: Sendable {
     /// The offsets the last save gave (forgotten when the task is assigned again).
     var savedOffsets: [TopicPartition: Int64] = [:]
 
-    init(partition: Int32, state: Logic.State, merge: EventTimeMerge<Logic.Input>) {
+    /// How many partitions the stage's co-partitioned inputs have.
+    let partitionCount: Int32
+    /// For keys forwarded here from other partitions: topic and key → the partition they came from,
+    /// to notice a key that arrives from several (a random partitioner). Forgotten past 10,000 keys.
+    var forwardedFrom: [String: Int32] = [:]
+
+    init(partition: Int32, partitionCount: Int32 = 1, state: Logic.State, merge: EventTimeMerge<Logic.Input>) {
         self.partition = partition
+        self.partitionCount = partitionCount
         self.state = state
         self.merge = merge
     }
@@ -98,15 +135,20 @@ struct PartitionTask<Logic: StageLogic>: Sendable {
         var output = TaskOutput()
         for record in records {
             processed[record.topic] = record.offset + 1
+            if let forward = forwarding(record, logic: logic) {
+                output.records.append(forward.record)
+                output.misplaced[record.topic, default: Misplaced()].note(forward.likely)
+                continue
+            }
             let mark = Self.mark(of: record)
             if let mark, record.value.isEmpty {
-                merge.noteMark(task: mark.task, mark.mark, now: now)  // A mark record: nothing else in it.
+                merge.noteMark(topic: record.topic, task: mark.task, mark.mark, now: now)  // A mark record: nothing else in it.
                 continue
             }
             if let input = decode(record, logic: logic, limits: limits, into: &output) {
                 merge.add(input, source: record.topic, now: now)
             }
-            if let mark { merge.noteMark(task: mark.task, mark.mark, now: now) }
+            if let mark { merge.noteMark(topic: record.topic, task: mark.task, mark.mark, now: now) }
         }
         for topic in logic.inputTopics {
             let lagging = (lag[TopicPartition(topic: topic, partition: partition)] ?? 0) > 0
@@ -114,6 +156,23 @@ struct PartitionTask<Logic: StageLogic>: Sendable {
         }
         foldReleased(logic: logic, now: now, into: &output)
         return output
+    }
+
+    /// A record of a users' producer that is not in the partition murmur2 of its key gives, as the
+    /// record forwarding it, unchanged, to that partition of the stage's repartition topic, where the
+    /// task that owns the key reads it (as Kafka Streams' repartition topics do); with the
+    /// partitioners that would have put it where it was.
+    func forwarding(_ record: KafkaRecord, logic: Logic) -> (record: OutgoingRecord, likely: [KafkaPartitioner])? {
+        guard partitionCount > 1, let key = record.key, logic.externalTopics.contains(record.topic) else { return nil }
+        let owner = KafkaPartitioner.murmur2.partition(of: key, partitionCount: partitionCount)
+        guard owner != record.partition else { return nil }
+        let headers = record.headers + [
+            KafkaHeader(name: RepartitionHeader.topic, string: record.topic),
+            KafkaHeader(name: RepartitionHeader.source, string: "\(record.topic)/\(record.partition)@\(record.offset)"),
+        ]
+        let likely = KafkaPartitioner.candidates(for: key, partition: record.partition, partitionCount: partitionCount)
+        return (OutgoingRecord(topic: logic.repartitionTopic, key: key, value: record.value, headers: headers, partition: owner,
+                               timestampMilliseconds: record.timestampMilliseconds), likely)
     }
 
     /// The progress mark in a record's headers, if it has one.
@@ -134,10 +193,14 @@ struct PartitionTask<Logic: StageLogic>: Sendable {
         finish(touched: touched, logic: logic)
     }
 
-    /// This task's progress as stage 2 is told it (stage 1); `instanceClock` is the event clock of the
-    /// instance's busiest task.
-    func progressMark(logic: Logic, instanceClock: Int64?, now: ContinuousClock.Instant) -> ProgressMark {
-        merge.mark(of: logic.markedInputs, held: logic.earliestRelease(state)?.milliseconds, instanceClock: instanceClock, now: now)
+    /// This task's progress as the readers of `topic` are told it: for the stage's output (stage 1),
+    /// how far its messages have come; for its repartition topic, how far the inputs it forwards from
+    /// have. `instanceClock` is the event clock of the instance's busiest task.
+    func progressMark(for topic: String, logic: Logic, instanceClock: Int64?, now: ContinuousClock.Instant) -> ProgressMark {
+        if topic == logic.repartitionTopic {
+            return merge.mark(of: logic.externalTopics, held: nil, includingBuffered: false, instanceClock: instanceClock, now: now)
+        }
+        return merge.mark(of: logic.markedInputs, held: logic.earliestRelease(state)?.milliseconds, instanceClock: instanceClock, now: now)
     }
 
     /// Adds the `notify-mark` header to the stage's output records of `topic` made since `start`: each
@@ -160,7 +223,9 @@ struct PartitionTask<Logic: StageLogic>: Sendable {
     mutating func restoreTable(_ records: [KafkaRecord], logic: Logic, limits: RecordLimits) -> TaskOutput {
         var output = TaskOutput()
         var touched: Set<String> = []
-        for record in records {
+        // A record of this partition that belongs to another key's partition is its owner's, which
+        // reads it at its own restore (and the live consumer forwards it).
+        for record in records where record.partition != partition || forwarding(record, logic: logic) == nil {
             if let input = decode(record, logic: logic, limits: limits, into: &output) {
                 fold(input, logic: logic, touched: &touched, into: &output)
             }
@@ -213,8 +278,25 @@ struct PartitionTask<Logic: StageLogic>: Sendable {
 
     /// Reads a record into an input of the stage, or sends it to the dead-letter topic with the reason;
     /// nil also for a record whose effects the restored state holds already.
-    private func decode(_ record: KafkaRecord, logic: Logic, limits: RecordLimits, into output: inout TaskOutput) -> DecodedRecord? {
+    private mutating func decode(_ record: KafkaRecord, logic: Logic, limits: RecordLimits, into output: inout TaskOutput) -> DecodedRecord? {
         let partitioned = logic.inputTopics.contains(record.topic)
+        var topic = record.topic
+        if record.topic == logic.repartitionTopic {
+            guard let original = record.headers.string(for: RepartitionHeader.topic), logic.externalTopics.contains(original) else {
+                output.deadLetters.append(DeadLetter(record, reason: "\(record.topic): no \(RepartitionHeader.topic) header naming an input topic"))
+                return nil
+            }
+            topic = original
+            noteForwarded(record, topic: original, into: &output)
+        } else if record.key == nil, logic.externalTopics.contains(record.topic) {
+            output.deadLetters.append(DeadLetter(record, reason: """
+                \(record.topic): the record has no key; producers must key it as Schemas/topics.json says, so that \
+                one task sees all of a key's records in order
+                """))
+            return nil
+        } else if !forwardedFrom.isEmpty, let key = record.key, forwardedFrom["\(record.topic)\u{0}\(String(decoding: key, as: UTF8.self))"] != nil {
+            output.spreadKeys.insert(record.topic)  // Came forwarded before, and now straight: a random partitioner.
+        }
         if partitioned, let key = record.key.map({ String(decoding: $0, as: UTF8.self) }),
            let last = progress[key]?.applied[record.topic], record.offset <= last {
             return nil  // Its effects are in the restored state already.
@@ -225,16 +307,26 @@ struct PartitionTask<Logic: StageLogic>: Sendable {
         }
         let event: InputEvent
         do {
-            event = try InputEvent.decode(topic: record.topic, value: record.value)
+            event = try InputEvent.decode(topic: topic, value: record.value)
         } catch {
             output.deadLetters.append(DeadLetter(record, reason: error.description))
             return nil
         }
         guard let input = logic.input(from: event) else {
-            output.deadLetters.append(DeadLetter(record, reason: "\(record.topic): not an input of the \(logic.name.rawValue) stage"))
+            output.deadLetters.append(DeadLetter(record, reason: "\(topic): not an input of the \(logic.name.rawValue) stage"))
             return nil
         }
         return DecodedRecord(record: record, event: event, input: input, partitioned: partitioned)
+    }
+
+    /// Notes the partition a forwarded record came from: a key that comes from two is spread at random.
+    private mutating func noteForwarded(_ record: KafkaRecord, topic: String, into output: inout TaskOutput) {
+        guard let key = record.key, let source = record.headers.string(for: RepartitionHeader.source),
+              let slash = source.lastIndex(of: "/"), let at = source.lastIndex(of: "@"),
+              let partition = Int32(source[source.index(after: slash)..<at]) else { return }
+        let name = "\(topic)\u{0}\(String(decoding: key, as: UTF8.self))"
+        if forwardedFrom.count > 10_000 { forwardedFrom = [:] }
+        if let previous = forwardedFrom.updateValue(partition, forKey: name), previous != partition { output.spreadKeys.insert(topic) }
     }
 
     private mutating func fold(_ decoded: DecodedRecord, logic: Logic, touched: inout Set<String>, into output: inout TaskOutput) {

@@ -102,7 +102,10 @@ public final class NotifyPipeline: Sendable {
                     let runner = StageRunner(
                         logic: FanoutStageLogic(stage: stage, identities: directory), producer: producer,
                         restorer: restorer, observer: observer, limits: limits, saveInterval: settings.saveInterval,
-                        merge: EventTimeMerge(lateness: settings.lateness.milliseconds, maximumWait: settings.maximumEventTimeWait),
+                        merge: EventTimeMerge(
+                            markedTopics: [Topic.fanoutRepartition: try await partitionCount(of: Topic.messages, admin)],
+                            lateness: settings.lateness.milliseconds, maximumWait: settings.maximumEventTimeWait),
+                        partitionCount: try await partitionCount(of: Topic.messages, admin),
                         markPartitions: try await partitionCount(of: Topic.fanout, admin), logger: logger)
                     let thumbnails = settings.thumbnails.map { MessageThumbnails(settings: $0, logger: logger) }
                     group.addTask { try await self.consume(with: runner, thumbnails: thumbnails) }
@@ -112,23 +115,22 @@ public final class NotifyPipeline: Sendable {
                         }
                     }
                     group.addTask { try await self.tick(runner) }
-                    group.addTask {
-                        while !Task.isCancelled {
-                            try await Task.sleep(for: self.settings.markInterval)
-                            try await runner.announceMarks()
-                        }
-                    }
+                    group.addTask { try await self.announceMarks(runner) }
                 }
                 if settings.stages.contains(.route) {
                     let runner = StageRunner(
                         logic: RouteStageLogic(stage: RouteStage(configuration: settings.core)), producer: producer,
                         restorer: restorer, observer: observer, limits: limits, saveInterval: settings.saveInterval,
                         merge: EventTimeMerge(
-                            markedTopic: Topic.fanout, markingTasks: try await partitionCount(of: Topic.messages, admin),
+                            markedTopics: [
+                                Topic.fanout: try await partitionCount(of: Topic.messages, admin),
+                                Topic.routeRepartition: try await partitionCount(of: Topic.fanout, admin),
+                            ],
                             lateness: settings.lateness.milliseconds, maximumWait: settings.maximumEventTimeWait),
-                        markPartitions: nil, logger: logger)
+                        partitionCount: try await partitionCount(of: Topic.fanout, admin), markPartitions: nil, logger: logger)
                     group.addTask { try await self.consume(with: runner) }
                     group.addTask { try await self.tick(runner) }
+                    group.addTask { try await self.announceMarks(runner) }
                 }
                 try await group.waitForAll()
             }
@@ -180,6 +182,14 @@ public final class NotifyPipeline: Sendable {
         while !Task.isCancelled {
             try await Task.sleep(for: settings.tickInterval)
             try await runner.tick()
+        }
+    }
+
+    /// Sends the runner's changed progress marks every ``PipelineSettings/markInterval``.
+    private func announceMarks<Logic: StageLogic>(_ runner: StageRunner<Logic>) async throws {
+        while !Task.isCancelled {
+            try await Task.sleep(for: settings.markInterval)
+            try await runner.announceMarks()
         }
     }
 
@@ -238,11 +248,12 @@ extension PipelineSettings {
 }
 
 extension FanoutStageLogic {
-    static let coPartitionedTopics = [Topic.messages, Topic.conversations, Topic.fanoutChangelog]
+    static let coPartitionedTopics = [Topic.messages, Topic.conversations, Topic.fanoutRepartition, Topic.fanoutChangelog]
 }
 
 extension RouteStageLogic {
     static let coPartitionedTopics = [
-        Topic.fanout, Topic.devices, Topic.preferences, Topic.clientState, Topic.reads, Topic.outcomes, Topic.routeChangelog,
+        Topic.fanout, Topic.devices, Topic.preferences, Topic.clientState, Topic.reads, Topic.outcomes, Topic.routeRepartition,
+        Topic.routeChangelog,
     ]
 }

@@ -24,6 +24,9 @@ public struct PipelineObserver: Sendable {
     /// not because every input had passed their time (a stuck or absent stage-1 task, or an input
     /// whose records stopped coming).
     public var onReleasedByMaximumWait: @Sendable (_ stage: StageName, _ count: Int) -> Void
+    /// `count` records of `topic` were not in the partition murmur2 of their key gives, and were
+    /// forwarded to the stage's repartition topic.
+    public var onMisplaced: @Sendable (_ topic: String, _ count: Int) -> Void
 
     public init(
         onConsumed: @escaping @Sendable ([KafkaRecord]) -> Void = { _ in },
@@ -33,8 +36,10 @@ public struct PipelineObserver: Sendable {
         onLag: @escaping @Sendable ([TopicPartition: Int64]) -> Void = { _ in },
         onIdentityWaits: @escaping @Sendable (Int, Int) -> Void = { _, _ in },
         onProcessed: @escaping @Sendable (StageName, Duration) -> Void = { _, _ in },
-        onReleasedByMaximumWait: @escaping @Sendable (StageName, Int) -> Void = { _, _ in }
+        onReleasedByMaximumWait: @escaping @Sendable (StageName, Int) -> Void = { _, _ in },
+        onMisplaced: @escaping @Sendable (String, Int) -> Void = { _, _ in }
     ) {
+        self.onMisplaced = onMisplaced
         self.onReleasedByMaximumWait = onReleasedByMaximumWait
         self.onProcessed = onProcessed
         self.onLag = onLag

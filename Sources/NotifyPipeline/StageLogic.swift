@@ -12,6 +12,12 @@ protocol StageLogic: Sendable {
     var name: StageName { get }
     /// The co-partitioned input topics (events are folded in ``EventOrder``, whatever their topic).
     var inputTopics: [String] { get }
+    /// The inputs that users' producers write: each record's partition is checked against murmur2 of
+    /// its key, and a record elsewhere is forwarded to ``repartitionTopic`` (see ``PartitionTask``).
+    var externalTopics: [String] { get }
+    /// Where records of ``externalTopics`` that are not in their key's partition go, to the partition
+    /// (and so the task) that owns the key; one of ``inputTopics``.
+    var repartitionTopic: String { get }
     /// The compacted topic the state of each key is written to.
     var changelogTopic: String { get }
     /// Compacted input topics read up to their current end when a task is assigned, before it
@@ -22,8 +28,6 @@ protocol StageLogic: Sendable {
     var markedInputs: [String] { get }
     /// The topic the stage writes its output records to (nil: commands only).
     var outputTopic: String? { get }
-    /// The input whose floor is the previous stage's progress marks, if there is one.
-    var markedTopic: String? { get }
     /// The earliest event time at which an input the state holds back (a message waiting for its
     /// sender) can be released, and so the earliest time of a record it can still make.
     func earliestRelease(_ state: State) -> EventTime?
@@ -76,12 +80,13 @@ struct FanoutStageLogic: StageLogic {
 
     var name: StageName { .fanout }
     var inputTopics: [String] { Self.inputTopics }
-    private static let inputTopics = [Topic.conversations, Topic.messages]
+    private static let inputTopics = [Topic.conversations, Topic.messages, Topic.fanoutRepartition]
+    var externalTopics: [String] { [Topic.conversations, Topic.messages] }
+    var repartitionTopic: String { Topic.fanoutRepartition }
     var changelogTopic: String { Topic.fanoutChangelog }
-    /// Its records come from messages.
-    var markedInputs: [String] { [Topic.messages] }
+    /// Its records come from messages (some forwarded from other partitions).
+    var markedInputs: [String] { [Topic.messages, Topic.fanoutRepartition] }
     var outputTopic: String? { Topic.fanout }
-    var markedTopic: String? { nil }
     var tableTopics: [String] { [Topic.conversations] }
 
     func initialState() -> FanoutState { identities }
@@ -128,14 +133,16 @@ struct RouteStageLogic: StageLogic {
     let stage: RouteStage
     var markedInputs: [String] { [] }
     var outputTopic: String? { nil }
-    /// Stage 1's tasks say how far they have come in their fanout records.
-    var markedTopic: String? { Topic.fanout }
 
     func earliestRelease(_ state: RouteState) -> EventTime? { nil }
 
     var name: StageName { .route }
     var inputTopics: [String] { Self.inputTopics }
-    private static let inputTopics = [Topic.devices, Topic.preferences, Topic.clientState, Topic.outcomes, Topic.reads, Topic.fanout]
+    private static let inputTopics = [
+        Topic.devices, Topic.preferences, Topic.clientState, Topic.outcomes, Topic.reads, Topic.fanout, Topic.routeRepartition,
+    ]
+    var externalTopics: [String] { [Topic.devices, Topic.preferences, Topic.clientState, Topic.reads] }
+    var repartitionTopic: String { Topic.routeRepartition }
     var changelogTopic: String { Topic.routeChangelog }
     var tableTopics: [String] { [Topic.devices, Topic.preferences, Topic.clientState] }
 

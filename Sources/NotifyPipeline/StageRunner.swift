@@ -35,13 +35,17 @@ actor StageRunner<Logic: StageLogic> {
     private var processedSinceTick = false
     private var consumer: KafkaConsumer?
     private var tasks: [Int32: PartitionTask<Logic>] = [:]
+    /// The partitions of the stage's co-partitioned inputs (which task owns a key).
+    private let partitionCount: Int32
+    /// Input topics whose misplaced records, and whose keys spread over partitions, have been warned about.
+    private var warned: Set<String> = []
     /// The event-time merge a new task starts with (see ``EventTimeMerge``).
     private let merge: EventTimeMerge<Logic.Input>
-    /// The partitions of the output topic stage 2 reads, to which this stage's tasks send their
-    /// progress marks (stage 1; nil: the stage sends none).
-    private let markPartitions: Int32?
-    /// The mark each task last sent to every partition of the marked output.
-    private var announced: [Int32: ProgressMark] = [:]
+    /// The topics this stage's tasks send their progress marks to, with their partition counts: its
+    /// repartition topic (read by its own tasks) and, for stage 1, notify.fanout (read by stage 2).
+    private let markTargets: [(topic: String, partitions: Int32)]
+    /// The mark each task last sent to every partition of each target, and when, by topic and task.
+    private var announced: [String: [Int32: (mark: ProgressMark, at: ContinuousClock.Instant)]] = [:]
     /// Tasks given up, kept with the changelog position they were restored to, in case they come back.
     private var standby: [Int32: (task: PartitionTask<Logic>, changelogPosition: Int64)] = [:]
     private var changelogPositions: [Int32: Int64] = [:]
@@ -59,10 +63,13 @@ actor StageRunner<Logic: StageLogic> {
     private var offsetsStored: Task<Void, any Error>?
 
     init(logic: Logic, producer: KafkaProducer, restorer: ChangelogRestorer, observer: PipelineObserver,
-         limits: RecordLimits, saveInterval: Duration, merge: EventTimeMerge<Logic.Input>, markPartitions: Int32?, logger: Logger) {
+         limits: RecordLimits, saveInterval: Duration, merge: EventTimeMerge<Logic.Input>, partitionCount: Int32,
+         markPartitions: Int32?, logger: Logger) {
+        self.markTargets = [(logic.repartitionTopic, partitionCount)]
+            + (markPartitions.flatMap { count in logic.outputTopic.map { ($0, count) } }.map { [$0] } ?? [])
         self.logic = logic
+        self.partitionCount = partitionCount
         self.merge = merge
-        self.markPartitions = markPartitions
         self.saveInterval = saveInterval
         self.producer = producer
         self.restorer = restorer
@@ -90,7 +97,7 @@ actor StageRunner<Logic: StageLogic> {
             }
             output.append(work(partition, now: now) { $0.process(records, logic: logic, limits: limits, lag: lag, now: now) })
         }
-        observer.consumed(logic.markedTopic == nil ? batch : batch.filter { !$0.value.isEmpty || $0.topic != logic.markedTopic })
+        observer.consumed(batch.filter { !$0.value.isEmpty || PartitionTask<Logic>.mark(of: $0) == nil })
         processedSinceTick = true
         saveIfDue(into: &output)
         try await send(output, consumedAt: .now)
@@ -122,9 +129,11 @@ actor StageRunner<Logic: StageLogic> {
     private func work(_ partition: Int32, now: ContinuousClock.Instant, _ body: (inout PartitionTask<Logic>) -> TaskOutput) -> TaskOutput {
         guard var task = tasks.removeValue(forKey: partition) else { return TaskOutput() }
         var output = body(&task)
-        if markPartitions != nil, let topic = logic.outputTopic {
-            let mark = task.progressMark(logic: logic, instanceClock: instanceClock(now: now, including: task), now: now)
-            task.stampMarks(&output.records, topic: topic, mark: mark)
+        if output.records.contains(where: { !$0.value.isEmpty }) {
+            let clock = instanceClock(now: now, including: task)
+            for (topic, _) in markTargets {
+                task.stampMarks(&output.records, topic: topic, mark: task.progressMark(for: topic, logic: logic, instanceClock: clock, now: now))
+            }
         }
         tasks[partition] = task
         return output
@@ -135,20 +144,21 @@ actor StageRunner<Logic: StageLogic> {
         (tasks.values.compactMap { $0.merge.eventClock(now: now) } + [extra?.merge.eventClock(now: now)].compactMap { $0 }).max()
     }
 
-    /// Sends each task's progress mark to every partition of the marked output when it has
-    /// changed since it last did (stage 1): stage 2 folds its records in event-time order with them.
+    /// Sends each task's progress marks to every partition of each mark target when they have
+    /// changed since it last did: their readers fold in event-time order with them.
     func announceMarks() async throws {
-        guard let markPartitions, let topic = logic.outputTopic else { return }
         let now = ContinuousClock.now
-        var output = TaskOutput()
         let clock = instanceClock(now: now)
+        var output = TaskOutput()
         for (partition, task) in tasks.sorted(by: { $0.key < $1.key }) {
-            let mark = task.progressMark(logic: logic, instanceClock: clock, now: now)
-            guard announced[partition].map({ mark.differs(from: $0) }) ?? true else { continue }
-            announced[partition] = mark
-            let header = KafkaHeader(name: ProgressMark.header, value: mark.headerValue(task: partition))
-            for target in 0..<markPartitions {
-                output.records.append(OutgoingRecord(topic: topic, key: nil, value: [], headers: [header], partition: target))
+            for (topic, partitions) in markTargets {
+                let mark = task.progressMark(for: topic, logic: logic, instanceClock: clock, now: now)
+                guard announced[topic]?[partition].map({ mark.differs(from: $0.mark, elapsed: now - $0.at) }) ?? true else { continue }
+                announced[topic, default: [:]][partition] = (mark, now)
+                let header = KafkaHeader(name: ProgressMark.header, value: mark.headerValue(task: partition))
+                for target in 0..<partitions {
+                    output.records.append(OutgoingRecord(topic: topic, key: nil, value: [], headers: [header], partition: target))
+                }
             }
         }
         guard !output.records.isEmpty else { return }
@@ -182,7 +192,7 @@ actor StageRunner<Logic: StageLogic> {
         var tableOutput = TaskOutput()
         for partition in partitions where tasks[partition] == nil {
             let kept = standby.removeValue(forKey: partition)
-            var task = kept?.task ?? PartitionTask(partition: partition, state: logic.initialState(), merge: merge)
+            var task = kept?.task ?? PartitionTask(partition: partition, partitionCount: partitionCount, state: logic.initialState(), merge: merge)
             // The consumer forgets stored offsets with its assignment: the next save stores them anew.
             task.savedOffsets = [:]
             let started = ContinuousClock.now
@@ -195,9 +205,17 @@ actor StageRunner<Logic: StageLogic> {
             }
             var tableRecords = 0
             for table in logic.tableTopics {
-                let current = try await restorer.read(topic: table, partition: partition, from: 0)
-                tableRecords += current.records.count
-                tableOutput.append(task.restoreTable(current.records, logic: logic, limits: limits))
+                // The task's own keys from every partition of the table: a producer that partitions
+                // otherwise than murmur2 puts them elsewhere (empty partitions cost one look-up each).
+                var owned: [KafkaRecord] = []
+                for source in 0..<partitionCount {
+                    let current = try await restorer.read(topic: table, partition: source, from: 0)
+                    owned += source == partition ? current.records : current.records.filter { record in
+                        record.key.map { KafkaPartitioner.murmur2.partition(of: $0, partitionCount: partitionCount) == partition } ?? false
+                    }
+                }
+                tableRecords += owned.count
+                tableOutput.append(task.restoreTable(owned, logic: logic, limits: limits))
             }
             changelogPositions[partition] = restored.position
             tasks[partition] = task
@@ -225,6 +243,30 @@ actor StageRunner<Logic: StageLogic> {
             try await send(saved)
             try await drain()
         } catch { logger.error("Could not finish work before giving partitions up: \(error)") }
+    }
+
+    /// Counts records of users' producers that were not in their key's partition, and warns once per
+    /// topic: about misplaced records (naming the partitioner that would have put them there), and
+    /// about keys that arrived in several partitions (a random partitioner: no order per key).
+    private func reportPartitioning(_ output: TaskOutput) {
+        for (topic, misplaced) in output.misplaced.sorted(by: { $0.key < $1.key }) {
+            observer.onMisplaced(topic, misplaced.count)
+            guard warned.insert("misplaced \(topic)").inserted else { continue }
+            let likely = misplaced.likelyPartitioners.map(\.description).joined(separator: " or ")
+            logger.warning("""
+                Records of \(topic) arrive in other partitions than murmur2 of their key gives (\(misplaced.count) in this batch; \
+                likely partitioner: \(likely.isEmpty ? "none of murmur2, CRC32, FNV-1a" : likely)). They are forwarded to \
+                \(logic.repartitionTopic), which costs a hop: set partitioner=murmur2_random on the producers \
+                (docs/operations.md, "Producers and partitioners").
+                """)
+        }
+        for topic in output.spreadKeys.sorted() where warned.insert("spread \(topic)").inserted {
+            logger.warning("""
+                A key of \(topic) arrived in more than one partition: its producer partitions at random, so the order \
+                of that key's records cannot be promised. Key every record and use a deterministic partitioner \
+                (docs/operations.md, "Producers and partitioners").
+                """)
+        }
     }
 
     /// Adds to `output` the saves that are due. The tasks take turns, one every
@@ -258,6 +300,7 @@ actor StageRunner<Logic: StageLogic> {
             observer.onIdentityWaits(output.identityWaits, output.identityTimeouts)
         }
         if output.releasedByMaximumWait > 0 { observer.onReleasedByMaximumWait(logic.name, output.releasedByMaximumWait) }
+        reportPartitioning(output)
         guard !output.isEmpty || !output.deadLetters.isEmpty else { return }
         observer.decided(output.decisions)
         for letter in output.deadLetters {

@@ -82,7 +82,7 @@ import Testing
         let names = entries.compactMap { $0["name"]?.stringValue }
         let expected = [Topic.messages, Topic.identities, Topic.conversations, Topic.devices, Topic.preferences,
                         Topic.clientState, Topic.reads, Topic.fanout, Topic.commands, Topic.outcomes, Topic.dlq,
-                        Topic.fanoutChangelog, Topic.routeChangelog]
+                        Topic.fanoutChangelog, Topic.routeChangelog, Topic.fanoutRepartition, Topic.routeRepartition]
         #expect(Set(names) == Set(expected))
         for entry in entries {
             let schema = try #require(entry["schema"]?.stringValue)

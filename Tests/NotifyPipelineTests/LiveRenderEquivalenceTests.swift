@@ -23,7 +23,8 @@ import Testing
             try await Task.sleep(for: .seconds(2))
             let settled = try await readCommands(from: broker) { $0.count >= expected.count }
             try await pipeline.stop()
-            #expect(fingerprints(settled) == fingerprints(expected))
+            #expect(fingerprints(settled) == fingerprints(expected),
+                    "\(Set(fingerprints(settled)).subtracting(fingerprints(expected)).map(summary)) instead of \(Set(fingerprints(expected)).subtracting(fingerprints(settled)).map(summary))")
             #expect(fingerprints(live) == fingerprints(expected))
 
             let summary = try await Replay(

@@ -135,10 +135,10 @@ final class RunningPipeline: Sendable {
     private let task: Task<Void, any Error>
 
     init(_ broker: EmbeddedBroker, configuration: CoreConfiguration, group: String = "notify-tests",
-         thumbnails: ThumbnailSettings? = nil) {
+         thumbnails: ThumbnailSettings? = nil, observer: PipelineObserver = .init()) {
         pipeline = NotifyPipeline(
             settings: PipelineSettings(client: client(broker), groupId: group, core: configuration, thumbnails: thumbnails),
-            logger: testLogger)
+            observer: observer, logger: testLogger)
         let pipeline = pipeline
         task = Task { try await pipeline.run() }
     }
@@ -162,4 +162,11 @@ final class RunningPipeline: Sendable {
 /// The commands as comparable lines: id and bytes.
 func fingerprints(_ commands: [NotificationCommand]) -> [String] {
     commands.map { String(decoding: CoreJSON.encode($0), as: UTF8.self) }.sorted()
+}
+
+/// A command's fingerprint in a few words, for a failure message: message, device, path, badge.
+func summary(_ fingerprint: String) -> String {
+    guard let json = try? CoreJSON.parse(Array(fingerprint.utf8)) else { return fingerprint }
+    let badge = json["content"]?["badge"].map { "\($0)" } ?? "-"
+    return "\(json["messageId"]?.stringValue ?? "badge") to \(json["recipient"]?["deviceId"]?.stringValue ?? "?") \(json["path"]?.stringValue ?? "") badge \(badge)"
 }

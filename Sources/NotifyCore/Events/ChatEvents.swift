@@ -62,6 +62,10 @@ public enum Topic {
     public static let dlq = "notify.dlq"
     public static let fanoutChangelog = "notify.fanout-changelog"
     public static let routeChangelog = "notify.route-changelog"
+    /// Stage 1's inputs that a producer partitioned otherwise than murmur2, forwarded to the owning task.
+    public static let fanoutRepartition = "notify.fanout-repartition"
+    /// Stage 2's inputs that a producer partitioned otherwise than murmur2, forwarded to the owning task.
+    public static let routeRepartition = "notify.route-repartition"
 }
 
 // MARK: - chat.messages

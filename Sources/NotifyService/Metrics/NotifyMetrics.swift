@@ -14,6 +14,7 @@ public enum MetricName {
     public static let identityTimeouts = "notify_identity_timeouts_total"
     public static let deadLetters = "notify_dlq_records_total"
     public static let eventTimeForced = "notify_event_time_forced_total"
+    public static let misplacedRecords = "notify_misplaced_records_total"
     public static let sinkOutcomes = "notify_sink_outcomes_total"
     public static let retries = "notify_retries_total"
     public static let inAppConnections = "notify_inapp_connections"
@@ -28,6 +29,7 @@ public enum MetricName {
         (identityWaits, "counter", [], "Messages held because the sender's identity was not yet known."),
         (identityTimeouts, "counter", [], "Held messages released without the identity (`identityResolved: false`)."),
         (eventTimeForced, "counter", ["stage"], "Records folded because they waited `pipeline.maxEventTimeWait`, not because every input had passed their event time: their order is not guaranteed."),
+        (misplacedRecords, "counter", ["topic"], "Input records a producer put in another partition than murmur2 of their key gives, forwarded to the stage's repartition topic."),
         (deadLetters, "counter", ["reason", "source"], "Records sent to `notify.dlq`; `reason` is a short code, `source` the input topic."),
         (sinkOutcomes, "counter", ["kind", "outcome", "reason"], "Sink results by sink kind, outcome and reason (`none` when delivered)."),
         (retries, "counter", ["kind", "reason"], "Delivery attempts repeated after a retryable failure."),
@@ -93,6 +95,10 @@ public struct NotifyMetrics: Sendable {
 
     public func recordEventTimeForced(stage: String, count: Int) {
         Counter(label: MetricName.eventTimeForced, dimensions: [("stage", stage)], factory: factory).increment(by: count)
+    }
+
+    public func recordMisplaced(topic: String, count: Int) {
+        Counter(label: MetricName.misplacedRecords, dimensions: [("topic", topic)], factory: factory).increment(by: count)
     }
 
     public func recordIdentityTimeout() {

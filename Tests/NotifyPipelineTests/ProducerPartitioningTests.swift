@@ -1,0 +1,97 @@
+import Foundation
+import Kafka
+import NotifyCore
+import NotifyTestSupport
+import Synchronization
+import Testing
+@testable import NotifyPipeline
+
+/// Users' producers are not ours: whatever deterministic partitioner and record timestamps they
+/// use, the live pipeline gives the commands `notify render` gives (issue 17).
+@Suite(.serialized) struct ProducerPartitioningTests {
+    /// How a producer writes the scenario.
+    enum Producer: String, CaseIterable, Sendable {
+        /// kcat as it comes: librdkafka's default partitioner (CRC32), record timestamps from its clock.
+        case kcat
+        /// Go's sarama default (FNV-1a), with record timestamps that run backwards against `at`.
+        case fnv1aBackwardsTimestamps
+        /// The Java partitioner and `at` as the record timestamp, as our own producers do.
+        case murmur2
+    }
+
+    /// Counts the records each topic had misplaced.
+    final class MisplacedCounts: Sendable {
+        let counts = Mutex<[String: Int]>([:])
+        var observer: PipelineObserver {
+            PipelineObserver(onMisplaced: { topic, count in self.counts.withLock { $0[topic, default: 0] += count } })
+        }
+    }
+
+    static func produce(_ events: [ScenarioEvent], with producer: Producer, to broker: EmbeddedBroker) async throws {
+        switch producer {
+        case .murmur2:
+            try await NotifyPipelineTests.produce(events, to: broker, spacing: .milliseconds(50))
+        case .kcat:
+            let kcat = try #require(kcatExecutable, "kcat is not installed: bash Scripts/setup.sh installs it")
+            for event in events {
+                let key = try InputEvent.decode(topic: event.topic, value: Array(event.json.utf8)).key
+                let result = try await runChildProcess(
+                    kcat, ["-b", broker.bootstrapServers, "-P", "-t", event.topic, "-K", "\t"],
+                    input: Data("\(key)\t\(event.json)\n".utf8))
+                #expect(result.status == 0, "kcat: \(result.errorText)")
+                try await Task.sleep(for: .milliseconds(50))
+            }
+        case .fnv1aBackwardsTimestamps:
+            let producer = try KafkaProducer(configuration: client(broker), logger: testLogger)
+            for (index, event) in events.enumerated() {
+                let key = Array(try InputEvent.decode(topic: event.topic, value: Array(event.json.utf8)).key.utf8)
+                _ = try await producer.send(OutgoingRecord(
+                    topic: event.topic, key: key, value: Array(event.json.utf8),
+                    partition: KafkaPartitioner.fnv1a.partition(of: key, partitionCount: 4),
+                    timestampMilliseconds: 1_000_000_000_000 - Int64(index) * 60_000))
+                try await Task.sleep(for: .milliseconds(50))
+            }
+            await producer.close()
+        }
+    }
+
+    @Test(arguments: Producer.allCases, [1, 2])
+    func theDemoGivesRendersCommandsWhateverTheProducer(_ producer: Producer, instances: Int) async throws {
+        let configuration = try testCoreConfiguration()
+        let events = try scenarioEvents("Schemas/examples/scenarios/demo.json")
+        let expected = try rendered(events, configuration: configuration)
+        try await withPipelineBroker { broker in
+            let misplaced = MisplacedCounts()
+            let pipelines = (0..<instances).map { _ in RunningPipeline(broker, configuration: configuration, observer: misplaced.observer) }
+            for pipeline in pipelines { try await pipeline.ready() }
+            try await Self.produce(events, with: producer, to: broker)
+            let live = try await readCommands(from: broker) { $0.count >= expected.count }
+            // Nothing more comes: a duplicate or a late badge would show within the stages' waits.
+            try await Task.sleep(for: .seconds(4))
+            let settled = try await readCommands(from: broker) { $0.count >= expected.count }
+            for pipeline in pipelines { try await pipeline.stop() }
+            #expect(fingerprints(live) == fingerprints(expected))
+            #expect(fingerprints(settled) == fingerprints(expected))
+            #expect(!settled.contains { $0.messageId != nil && $0.content["badge"] == nil })
+
+            // Misplaced records are counted for the producers that misplace; none for murmur2.
+            let counts = misplaced.counts.withLock { $0 }
+            let shouldMisplace = events.contains { event in
+                guard let key = try? InputEvent.decode(topic: event.topic, value: Array(event.json.utf8)).key,
+                      event.topic != Topic.identities else { return false }
+                let bytes = Array(key.utf8)
+                let used: KafkaPartitioner = producer == .kcat ? .crc32 : producer == .murmur2 ? .murmur2 : .fnv1a
+                return used.partition(of: bytes, partitionCount: 4) != KafkaPartitioner.murmur2.partition(of: bytes, partitionCount: 4)
+            }
+            if producer == .murmur2 {
+                #expect(counts.isEmpty, "\(counts)")
+            } else {
+                #expect(shouldMisplace, "the scenario's keys must land elsewhere with \(producer) for this test to mean anything")
+                #expect(counts.values.reduce(0, +) > 0)
+            }
+        }
+    }
+}
+
+/// kcat's path, if it is installed.
+let kcatExecutable: String? = ["/usr/bin/kcat", "/usr/local/bin/kcat"].first { FileManager.default.isExecutableFile(atPath: $0) }
