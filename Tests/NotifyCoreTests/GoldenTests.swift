@@ -8,7 +8,7 @@ import Testing
 @Suite struct GoldenTests {
     static let scenarios = [
         "one-to-one-text", "group-text-with-icon", "image-ios-android", "previews-never", "identity-resolved-late",
-        "identity-never-resolved", "muted", "suppression-reasons", "badge-on-read", "ios-via-fcm", "long-japanese-body",
+        "identity-never-resolved", "muted", "suppression-reasons", "badge-on-read", "ios-via-fcm", "long-japanese-body", "android-tap",
     ]
 
     static var updating: Bool { ProcessInfo.processInfo.environment["NOTIFY_UPDATE_GOLDEN"] == "1" }

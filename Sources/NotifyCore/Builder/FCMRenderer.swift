@@ -110,7 +110,7 @@ struct FCMRenderer {
             writeAndroidBlock(policy: policy, to: &writer) { writer in
                 writer.writeObject { writer, first in
                     writer.member("channel_id", policy.androidChannel, &first)
-                    writer.member("click_action", content.category, &first)
+                    writer.member("click_action", policy.androidClickAction, &first)
                     if let badge = content.badge { writer.member("notification_count", Int64(badge), &first) }
                     writer.member("sound", policy.sound, &first)
                     writer.member("tag", content.threadId, &first)
