@@ -9,6 +9,7 @@ import Testing
     static let scenarios = [
         "one-to-one-text", "group-text-with-icon", "image-ios-android", "previews-never", "identity-resolved-late",
         "identity-never-resolved", "muted", "suppression-reasons", "badge-on-read", "ios-via-fcm", "long-japanese-body",
+        "refused-attachment-local", "read-nothing-unread", "read-covers-held-message", "android-tap",
     ]
 
     static var updating: Bool { ProcessInfo.processInfo.environment["NOTIFY_UPDATE_GOLDEN"] == "1" }

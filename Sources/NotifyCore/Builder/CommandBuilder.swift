@@ -5,16 +5,19 @@ struct CommandBuilder {
     let configuration: CoreConfiguration
     private let apns: APNsRenderer
     private let fcm: FCMRenderer
+    private let budget: PayloadBudget
 
     init(configuration: CoreConfiguration) {
         self.configuration = configuration
         self.apns = APNsRenderer(texts: configuration.texts)
         self.fcm = FCMRenderer(apns: apns)
+        self.budget = PayloadBudget(apns: apns, fcm: fcm)
     }
 
     /// What every command about one message for one recipient shares, built
-    /// once for all the recipient's devices: policy, times, the identity JSON,
-    /// and the content fitted for local delivery (also the command's `content`).
+    /// once for all the recipient's devices: policy, times, the content within
+    /// the payload budget and its identity JSON, and that content fitted for
+    /// local delivery (also the command's `content`).
     /// A class: it is handed to every device's command, and copying its many
     /// parts for each would cost more than building them.
     final class PreparedMessage: Sendable {
@@ -44,19 +47,26 @@ struct CommandBuilder {
 
     private static let localRenderingPrefix: StaticString = "{\"content\":"
 
+    /// The local rendering, `{"content": <content>}`.
+    static func localRendering(_ content: NotificationContent, identity: IdentityJSON) -> EncodedJSON {
+        EncodedJSON { writer in
+            writer.append(localRenderingPrefix)
+            content.write(to: &writer, identity: identity)
+            writer.append(UInt8(ascii: "}"))
+        }
+    }
+
     /// Prepares the commands about `record` with `content` (badge and previews already applied).
     func prepare(_ record: FanoutRecord, content: NotificationContent) -> PreparedMessage {
         let policy = configuration.policies[record.notificationType]
         let expiresAt = record.at.adding(seconds: policy.ttlSeconds)
+        let content = budget.budgeted(content, policy: policy, expiresAt: expiresAt)
         let identity = IdentityJSON(content)
-        // The local rendering is `{"content": <content>}` with the content fitted
-        // to the limit inside it; the command's `content` is those same bytes.
-        let (_, localRendering) = content.fitted { fitting in
-            EncodedJSON { writer in
-                writer.append(Self.localRenderingPrefix)
-                fitting.write(to: &writer, identity: identity)
-                writer.append(UInt8(ascii: "}"))
-            }
+        // The local rendering: the app makes a UNNotificationAttachment of the attachment, as the
+        // service extension does, so a type it refuses is dropped here too; the content fitted to the
+        // limit inside it. The command's `content` is those same bytes.
+        let (_, localRendering) = content.accepting(on: .serviceExtension, texts: configuration.texts).fitted {
+            Self.localRendering($0, identity: identity)
         }
         let contentJSON = localRendering.part(Self.localRenderingPrefix.utf8CodeUnitCount..<localRendering.encodedCount - 1)
         return PreparedMessage(

@@ -6,18 +6,27 @@
 struct FCMRenderer {
     let apns: APNsRenderer
 
-    /// The message of an alert, after the platform's attachment rule, with the body shortened until it fits.
+    /// The message of an alert, after the platform's attachment rule, with the body shortened until
+    /// it fits (the `token` addresses the message and does not count, ``PlatformRules/fcmCountedBytes(_:token:)``).
     func alertMessage(_ content: NotificationContent, identity: IdentityJSON, device: Device, policy: NotificationPolicy,
                       apnsHeaders: EncodedJSON) -> EncodedJSON {
+        let limit = PlatformRules.maximumPayloadBytes + PlatformRules.fcmUncountedBytes(token: device.token)
+        return content.accepting(on: Self.attachmentPath(device.platform), texts: apns.texts).fitted(limit: limit) { accepted in
+            EncodedJSON { writeAlert(accepted, identity: identity, device: device, policy: policy, apnsHeaders: apnsHeaders, to: &$0) }
+        }.1
+    }
+
+    /// Where an attachment of a message to a device on `platform` is shown.
+    static func attachmentPath(_ platform: Platform) -> PlatformRules.AttachmentPath {
+        platform == .android ? .androidImage : .serviceExtension
+    }
+
+    /// Writes the message of an alert about `content`, which has been through the platform's attachment rule.
+    func writeAlert(_ content: NotificationContent, identity: IdentityJSON, device: Device, policy: NotificationPolicy,
+                    apnsHeaders: EncodedJSON, to writer: inout JSONWriter) {
         switch device.platform {
-        case .android:
-            content.accepting(on: .androidImage, texts: apns.texts).fitted { accepted in
-                EncodedJSON { writeAndroidAlert(accepted, identity: identity, device: device, policy: policy, to: &$0) }
-            }.1
-        case .ios:
-            content.accepting(on: .serviceExtension, texts: apns.texts).fitted { accepted in
-                EncodedJSON { writeIOSAlert(accepted, identity: identity, device: device, policy: policy, apnsHeaders: apnsHeaders, to: &$0) }
-            }.1
+        case .android: writeAndroidAlert(content, identity: identity, device: device, policy: policy, to: &writer)
+        case .ios: writeIOSAlert(content, identity: identity, device: device, policy: policy, apnsHeaders: apnsHeaders, to: &writer)
         }
     }
 
@@ -110,7 +119,7 @@ struct FCMRenderer {
             writeAndroidBlock(policy: policy, to: &writer) { writer in
                 writer.writeObject { writer, first in
                     writer.member("channel_id", policy.androidChannel, &first)
-                    writer.member("click_action", content.category, &first)
+                    writer.member("click_action", policy.androidClickAction, &first)
                     if let badge = content.badge { writer.member("notification_count", Int64(badge), &first) }
                     writer.member("sound", policy.sound, &first)
                     writer.member("tag", content.threadId, &first)

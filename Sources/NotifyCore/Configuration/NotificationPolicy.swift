@@ -30,10 +30,13 @@ public struct NotificationPolicy: Sendable, Hashable, Codable {
     public var androidChannel: String?
     public var sound: String?
     public var interruptionLevel: InterruptionLevel?
+    /// FCM `android.notification.click_action`: the intent action a tap starts (alert pushes only).
+    /// Unset, FCM's default: a tap opens the app's launcher activity.
+    public var androidClickAction: String?
 
     public init(pushType: PushType, apnsPriority: Int, ttlSeconds: Int64, collapseKey: String? = nil,
                 androidPriority: AndroidPriority, androidChannel: String? = nil, sound: String? = nil,
-                interruptionLevel: InterruptionLevel? = nil) {
+                interruptionLevel: InterruptionLevel? = nil, androidClickAction: String? = nil) {
         self.pushType = pushType
         self.apnsPriority = apnsPriority
         self.ttlSeconds = ttlSeconds
@@ -42,6 +45,7 @@ public struct NotificationPolicy: Sendable, Hashable, Codable {
         self.androidChannel = androidChannel
         self.sound = sound
         self.interruptionLevel = interruptionLevel
+        self.androidClickAction = androidClickAction
     }
 
     /// The largest TTL the platforms accept: 28 days.
@@ -51,9 +55,22 @@ public struct NotificationPolicy: Sendable, Hashable, Codable {
     /// FCM keeps at most four collapse keys per device.
     public static let maximumCollapseKeys = 4
 
+    /// The fields of a policy in `policies.json`: name, what it accepts and what it
+    /// does, for the configuration reference (`docs/configuration.md`).
+    public static let reference: [(field: String, accepts: String, meaning: String)] = [
+        ("pushType", "`alert` or `background`", "`apns-push-type`; a background push has no alert, channel, sound, interruption level or click action."),
+        ("apnsPriority", "10, 5 or 1", "`apns-priority` (a background push: 5)."),
+        ("ttlSeconds", "integer, 0…2419200", "How long APNs and FCM keep trying (`apns-expiration`, `android.ttl`)."),
+        ("collapseKey", "text, at most 64 bytes", "`apns-collapse-id` and FCM `collapse_key`; at most 4 different keys in all. Unset: none."),
+        ("androidPriority", "`high` or `normal`", "FCM `android.priority` (a background push: `normal`)."),
+        ("androidChannel", "text", "Android notification channel (`android.notification.channel_id`); required for an alert."),
+        ("sound", "text", "`aps.sound` and `android.notification.sound`. Unset: not sent."),
+        ("interruptionLevel", "`passive`, `active`, `time-sensitive` or `critical`", "`aps.interruption-level`. Unset: not sent."),
+        ("androidClickAction", "text", "`android.notification.click_action`: the intent action a tap on an Android notification starts; only an activity with a matching intent filter opens. Unset (the default in `Schemas/policies.json`): a tap opens the app's launcher activity."),
+    ]
+
     init(reading fields: FieldReader) throws(FieldError) {
-        try fields.rejectUnknown(allowed: ["pushType", "apnsPriority", "ttlSeconds", "collapseKey", "androidPriority",
-                                           "androidChannel", "sound", "interruptionLevel"])
+        try fields.rejectUnknown(allowed: Self.reference.map(\.field))
         pushType = try fields.choice("pushType")
         apnsPriority = Int(try fields.integer("apnsPriority", minimum: 1))
         ttlSeconds = try fields.integer("ttlSeconds", minimum: 0)
@@ -62,6 +79,7 @@ public struct NotificationPolicy: Sendable, Hashable, Codable {
         androidChannel = try fields.optionalString("androidChannel")
         sound = try fields.optionalString("sound")
         interruptionLevel = try fields.optionalChoice("interruptionLevel")
+        androidClickAction = try fields.optionalString("androidClickAction")
         try validate(fields)
     }
 
@@ -84,7 +102,7 @@ public struct NotificationPolicy: Sendable, Hashable, Codable {
             guard androidPriority == .normal else {
                 throw fields.error("androidPriority", "a data-only (background) push must use normal priority")
             }
-            for key in ["androidChannel", "sound", "interruptionLevel"] where fields.optionalValue(key) != nil {
+            for key in ["androidChannel", "sound", "interruptionLevel", "androidClickAction"] where fields.optionalValue(key) != nil {
                 throw fields.error(key, "a background push has no alert, so it has no \(key)")
             }
         case .alert:

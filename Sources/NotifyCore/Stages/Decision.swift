@@ -17,6 +17,9 @@ public enum SuppressionReason: String, Sendable, Hashable, Codable, CaseIterable
     /// The fanout record is a copy of one already routed (stage 1 wrote it again after a crash), or
     /// older than a message of its conversation routed already: it is neither counted nor delivered.
     case alreadyApplied = "already-applied"
+    /// Rule 12: the recipient read the conversation after the message was sent (it arrived late,
+    /// held for its sender's identity); it raises no badge.
+    case alreadyRead = "already-read"
 }
 
 /// One delivery that was not made, and why: printed by `notify render`,

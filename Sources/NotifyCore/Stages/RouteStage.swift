@@ -59,6 +59,9 @@ public struct UserEntry: Sendable, Hashable, Codable {
     public var pendingBadges: [String: PendingBadge] = [:]
     /// The latest local deliveries, oldest first.
     public var recentLocal: [RecentLocal] = []
+    /// Per conversation, the time of the latest read that no later message has passed yet: a
+    /// message of that conversation sent before it (one held for its sender's identity) was read.
+    public var readUpTo: [String: EventTime] = [:]
     /// Conversation id → the latest message routed to this user in it (see ``LatestMessage``).
     public var latestMessages: [String: LatestMessage] = [:]
 
@@ -256,12 +259,17 @@ public struct RouteStage: Sendable {
     }
 
     private func route(_ record: FanoutRecord, _ entry: inout UserEntry, _ output: inout RouteOutput) {
-        entry.unread[record.conversationId, default: 0] += 1
         let userId = record.recipientId
         func suppress(_ reason: SuppressionReason, _ deviceId: String?) {
             output.decisions.append(Decision(at: record.at, eventId: record.id, reason: reason, userId: userId, deviceId: deviceId,
                                              conversationId: record.conversationId, messageId: record.messageId))
         }
+        if let read = entry.readUpTo[record.conversationId] {
+            // A conversation's messages arrive in order: once one is newer than the read, none older follows.
+            guard record.at > read else { return suppress(.alreadyRead, nil) }
+            entry.readUpTo[record.conversationId] = nil
+        }
+        entry.unread[record.conversationId, default: 0] += 1
         guard !entry.devices.isEmpty else { return suppress(.noDevices, nil) }
         if entry.preferences?.isMuted(record.conversationId, at: record.at) ?? false {
             for device in entry.devices { suppress(.muted, device.deviceId) }
@@ -356,9 +364,15 @@ public struct RouteStage: Sendable {
     // MARK: badges
 
     /// Rule 12: a read lowers the badge and sends a background push to every
-    /// device, at most one per device per interval; the rest are coalesced.
+    /// device, at most one per device per interval; the rest are coalesced. A
+    /// read of a conversation with nothing unread changes no badge and sends
+    /// nothing (Apple throttles background pushes); either way, a message of
+    /// the conversation sent before the read that arrives after it is not notified.
     private func read(_ event: ConversationRead, _ entry: inout UserEntry, _ output: inout RouteOutput) {
-        entry.unread[event.conversationId] = nil
+        if entry.readUpTo[event.conversationId].map({ event.at > $0 }) ?? true {
+            entry.readUpTo[event.conversationId] = event.at
+        }
+        guard entry.unread.removeValue(forKey: event.conversationId) != nil else { return }
         for device in entry.devices where !entry.invalidTokens.contains(device.token) {
             var pending = entry.pendingBadges[device.deviceId]
                 ?? UserEntry.PendingBadge(eventId: event.id, at: event.at, clearThreadIds: [])

@@ -2,7 +2,7 @@
 /// because it is written once per touched user and batch (restore reads it with `Codable`).
 extension UserEntry: JSONRepresentable {
     public var jsonValue: JSONValue {
-        var object = JSONObjectBuilder(capacity: 9)
+        var object = JSONObjectBuilder(capacity: 10)
         object["devices"] = .array(devices.map(\.jsonValue))
         object["preferences"] = preferences?.jsonValue
         object["clientStates"] = .object(clientStates.mapValues(\.jsonValue))
@@ -12,6 +12,7 @@ extension UserEntry: JSONRepresentable {
         object["pendingBadges"] = .object(pendingBadges.mapValues(\.jsonValue))
         object["recentLocal"] = .array(recentLocal.map(\.jsonValue))
         object["latestMessages"] = .object(latestMessages.mapValues(\.jsonValue))
+        if !readUpTo.isEmpty { object["readUpTo"] = .object(readUpTo.mapValues { .string($0.rfc3339) }) }
         return object.value
     }
 }
@@ -51,10 +52,9 @@ extension UserEntry {
             guard let token = element.value.stringValue else { throw FieldError(field: element.path, problem: "expected a string") }
             return token
         }
-        lastBackgroundPush = try fields.members("lastBackgroundPush").mapValues { (json) throws(FieldError) in
-            guard let time = json.stringValue.flatMap(EventTime.init(rfc3339:)) else { throw fields.error("lastBackgroundPush", "expected RFC 3339 times") }
-            return time
-        }
+        lastBackgroundPush = try fields.times("lastBackgroundPush")
+        // Absent in entries written before it existed.
+        if fields.optionalValue("readUpTo") != nil { readUpTo = try fields.times("readUpTo") }
         pendingBadges = try fields.members("pendingBadges").mapValues { (json) throws(FieldError) in
             let badge = try FieldReader(json, path: "pendingBadges")
             return PendingBadge(eventId: try badge.string("eventId"), at: try badge.time("at"),
@@ -90,5 +90,15 @@ extension FieldReader {
         let value = try value(key)
         guard case .object(let members) = value else { throw error(key, "expected an object, got \(value.kindName)") }
         return members
+    }
+
+    /// An object of RFC 3339 times whose keys are data (ids).
+    func times(_ key: String) throws(FieldError) -> [String: EventTime] {
+        var times: [String: EventTime] = [:]
+        for (member, json) in try members(key) {
+            guard let time = json.stringValue.flatMap(EventTime.init(rfc3339:)) else { throw error(key, "expected RFC 3339 times") }
+            times[member] = time
+        }
+        return times
     }
 }

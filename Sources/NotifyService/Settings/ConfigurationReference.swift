@@ -1,3 +1,5 @@
+import NotifyCore
+
 /// The configuration reference (`docs/configuration.md`), generated from ``SettingsCatalogue`` so the
 /// documentation cannot drift from the code. `notify config reference` prints it.
 public enum ConfigurationReference {
@@ -49,6 +51,18 @@ public enum ConfigurationReference {
             }
         }
         lines += [
+            "## Notification policies",
+            "",
+            "`policies.json` in the `pipeline.schemas` directory holds one policy per notification type (`message`,",
+            "`mention`, `badge`; rule 13), with these fields (`policies.schema.json`). A bad file is refused with a",
+            "message naming the policy and the field:",
+            "",
+            "| field | accepts | meaning |",
+            "|---|---|---|",
+        ]
+        lines += NotificationPolicy.reference.map { "| `\($0.field)` | \($0.accepts) | \($0.meaning) |" }
+        lines += [
+            "",
             "## Example",
             "",
             "```json",

@@ -47,11 +47,28 @@ import Testing
          "policies.badge.apnsPriority: must be 10, 5 or 1"),
         (#"{"pushType": "loud", "apnsPriority": 10, "ttlSeconds": 60, "androidPriority": "high"}"#,
          "policies.badge.pushType: \"loud\" is not one of"),
+        (#"{"pushType": "background", "apnsPriority": 5, "ttlSeconds": 60, "androidPriority": "normal", "androidClickAction": "x"}"#,
+         "policies.badge.androidClickAction: a background push has no alert"),
     ])
     func aBadPolicyIsRefusedWithAClearMessage(_ badge: String, _ expected: String) throws {
         let message = try #require(refusal(policies(badge)))
         #expect(message.hasPrefix("policies.json: "))
         #expect(message.contains(expected), "\(message)")
+    }
+
+    /// Seed 001: a tap on an FCM notification opens the app unless the message names an intent action.
+    @Test func androidClickActionIsSentOnlyWhenThePolicyNamesOne() throws {
+        var configuration = try Repository.configuration()
+        #expect(configuration.policies["message"].androidClickAction == nil)
+        let record = EventFactory.record("m1", in: "c", for: "r", at: 1, configuration: configuration)
+        func clickAction(_ configuration: CoreConfiguration) -> JSONValue? {
+            CommandBuilder(configuration: configuration).messageCommand(record, content: record.content, device: EventFactory.pixel("a"), path: .push)
+                .fcm?.message["android"]?["notification"]?["click_action"]
+        }
+        #expect(clickAction(configuration) == nil)
+        let named = #""message": {"pushType": "alert", "apnsPriority": 10, "ttlSeconds": 60, "androidPriority": "high", "androidChannel": "messages", "androidClickAction": "OPEN_CONVERSATION"}"#
+        configuration.policies = try NotificationPolicies(json: (#"{"policies": {"# + named + "," + Self.goodMention + "," + #""badge": {"pushType": "background", "apnsPriority": 5, "ttlSeconds": 60, "androidPriority": "normal"}}}"#).bytes)
+        #expect(clickAction(configuration) == .string("OPEN_CONVERSATION"))
     }
 
     @Test func moreThanFourCollapseKeysAreRefused() throws {

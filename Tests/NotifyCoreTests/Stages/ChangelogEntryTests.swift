@@ -16,7 +16,14 @@ import Testing
         entry.pendingBadges = ["phone": .init(eventId: "r1", at: EventFactory.time(4), clearThreadIds: ["c1", "c2"])]
         entry.recentLocal = [.init(commandId: "cmd", record: EventFactory.record(
             "m1", in: "c1", for: "bob", at: 2, configuration: try Repository.configuration()))]
+        entry.readUpTo = ["c3": EventFactory.time(5)]
         #expect(try UserEntry(changelog: CoreJSON.encode(entry)) == entry)
+    }
+
+    @Test func anEntryWrittenBeforeReadUpToExistedReadsBack() throws {
+        let written = #"{"devices":[],"clientStates":{},"unread":{"c1":1},"invalidTokens":[],"lastBackgroundPush":{},"pendingBadges":{},"recentLocal":[]}"#
+        let entry = try UserEntry(changelog: Array(written.utf8))
+        #expect(entry.unread == ["c1": 1] && entry.readUpTo.isEmpty)
     }
 
     @Test func aConversationEntryWithHeldMessagesReadsBackEqual() throws {
