@@ -68,7 +68,7 @@ struct DevCommand: AsyncParsableCommand {
             try await shell.run([
                 PipelineService(pipeline: pipeline),
                 GatewayService(gateway: gateway, runtime: inapp, host: inappHost, port: inappPort, secret: secret),
-                console, demo,
+                IdentityTap(client: client, shell: shell, logger: logger), console, demo,
             ]) { address in
                 StandardOutput.writeLine("  console     http://\(address)/   (/healthz /readyz /metrics)")
             }
@@ -99,7 +99,10 @@ private struct GatewayService: Service {
 struct ConsoleSink: NotificationSink {
     let shell: ServiceShell
 
-    var kind: String { "console" }
+    /// The kind its outcomes name.
+    static let kindName = "console"
+
+    var kind: String { Self.kindName }
 
     func accepts(_ command: NotificationCommand) -> Bool { command.path == .push }
 
@@ -110,6 +113,33 @@ struct ConsoleSink: NotificationSink {
     }
 
     func shutdown() async {}
+}
+
+/// Shows identity changes in the log and the console: the stages read `chat.identities` into a table,
+/// not as a stream, so their observer never sees them.
+private struct IdentityTap: Service {
+    let client: KafkaClientConfiguration
+    let shell: ServiceShell
+    let logger: Logger
+
+    func run() async throws {
+        let consumer = try KafkaConsumer(
+            configuration: .init(client: client, groupId: "notify-dev-identities", autoOffsetReset: .earliest), logger: logger)
+        try consumer.subscribe([Topic.identities])
+        do {
+            try await cancelWhenGracefulShutdown {
+                try await consumer.forEachBatch { batch in
+                    for record in batch {
+                        let entry = ConsoleEntry.consumed(record)
+                        shell.console.publish(entry)
+                        if case .event(_, _, _, let summary, _, _, _) = entry { StandardOutput.writeLine("  identity    \(summary)") }
+                    }
+                }
+            }
+        } catch where Task.isShuttingDownGracefully {
+            // Shutting down: the consumer is closed.
+        }
+    }
 }
 
 /// Loads a scenario's events into their topics once the pipeline is ready, then waits for shutdown.
@@ -149,7 +179,16 @@ extension PipelineObserver {
     static func dev(_ shell: ServiceShell) -> PipelineObserver {
         let service = PipelineObserver.service(shell)
         return PipelineObserver(
-            onConsumed: service.onConsumed,
+            onConsumed: { records in
+                service.onConsumed(records)
+                // The console sink prints its own deliveries; the in-app gateway's outcomes (a local
+                // notification the app did not take, before its push fallback) are printed here.
+                for record in records where record.topic == Topic.outcomes {
+                    if case .outcome(let outcome, _) = ConsoleEntry.consumed(record), outcome.sink != ConsoleSink.kindName {
+                        StandardOutput.writeLine("  outcome     \(DevLine.describe(outcome))")
+                    }
+                }
+            },
             onDecisions: { decisions in
                 service.onDecisions(decisions)
                 for decision in decisions { StandardOutput.writeLine("  decision    \(decision)") }
@@ -170,8 +209,17 @@ extension PipelineObserver {
     }
 }
 
-/// One readable line for a command.
+/// One readable line for a command or an outcome.
 enum DevLine {
+    /// `undeliverable-local (not-connected) ← bob/bob-iphone by inapp, message m1`.
+    static func describe(_ outcome: NotificationOutcome) -> String {
+        var text = outcome.outcome.rawValue + (outcome.reason.map { " (\($0))" } ?? "")
+        text += " ← \(outcome.recipient.userId)/\(outcome.recipient.deviceId) by \(outcome.sink)"
+        if let messageId = outcome.messageId { text += ", message \(messageId)" }
+        if outcome.outcome == .undeliverableLocal { text += ": a push follows if the device has one" }
+        return text
+    }
+
     static func describe(_ command: NotificationCommand) -> String {
         let content = command.content
         let who = "\(command.recipient.userId)/\(command.recipient.deviceId) (\(command.recipient.platform.rawValue), \(command.recipient.provider.rawValue))"
