@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import Kafka
+import NotifyService
 
 /// The options every command that talks to Kafka takes: `--bootstrap` (or
 /// `NOTIFY_BOOTSTRAP`) and any librdkafka property as `-X key=value`.
@@ -32,8 +33,20 @@ struct KafkaOptions: ParsableArguments {
             guard let (name, value) = KafkaClientConfiguration.property(property) else {
                 throw ValidationError("-X \(property): expected key=value.")
             }
+            if let problem = LibrdkafkaProperty.problem(name: name, value: value) { throw ValidationError("-X \(property): \(problem)") }
             result[name] = value
         }
         return result
+    }
+}
+
+/// librdkafka's verdict on a property, with the nearest real name when the name is unknown.
+enum LibrdkafkaProperty {
+    /// Nil when librdkafka takes `name=value`.
+    static func problem(name: String, value: String) -> String? {
+        guard let problem = KafkaClientConfiguration.problem(withProperty: name, value: value) else { return nil }
+        guard !KafkaClientConfiguration.librdkafkaPropertyNames.contains(name),
+              let suggestion = closestMatch(to: name, among: KafkaClientConfiguration.librdkafkaPropertyNames) else { return problem }
+        return "\(problem); did you mean \"\(suggestion)\"?"
     }
 }
