@@ -42,6 +42,7 @@ struct PipelineCommand: AsyncParsableCommand {
             ("kafka.groupId", "--group", group), ("pipeline.stages", "--stages", stages), ("pipeline.schemas", "--schemas", schemas),
             ("thumbnails.url", "--thumbnail-service", thumbnailService),
         ])
+        try await service.requireKafka(settings, kafka: kafka)
         let logger = settings.logger(label: "notify.pipeline")
         let core = try settings.coreConfiguration()
         let shell = ServiceShell(settings: settings, logger: logger, console: ConsoleFeed(categories: core.categories))
