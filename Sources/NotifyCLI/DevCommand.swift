@@ -14,10 +14,11 @@ struct DevCommand: AsyncParsableCommand {
         commandName: "dev",
         abstract: "Run everything on this machine: embedded broker, topics, both stages, in-app gateway, a console sink, the demo.",
         discussion: """
-            Prints the bootstrap list and the addresses it serves, then every decision and delivery as it \
+            Prints the bootstrap list (127.0.0.1:9092 unless --broker-port says otherwise), where this \
+            executable is and the addresses it serves, then every decision, delivery and in-app outcome as it \
             flows. It stays up for `notify produce` and `notify inspect` from another terminal \
-            (export NOTIFY_BOOTSTRAP=<the bootstrap list>) until Ctrl-C. The embedded broker keeps data in \
-            memory only: see README, "The embedded broker, honestly".
+            (export NOTIFY_BOOTSTRAP=127.0.0.1:9092) until Ctrl-C, which ends it at once, also during \
+            start-up. The embedded broker keeps data in memory only: see README, "The embedded broker, honestly".
             """
     )
 
@@ -29,15 +30,26 @@ struct DevCommand: AsyncParsableCommand {
     @Option(help: "Where the in-app WebSocket gateway listens.")
     var inappListen = "127.0.0.1:8090"
 
+    @Option(help: ArgumentHelp(
+        "The port of the bootstrap address 127.0.0.1:PORT, the same every run, so an exported NOTIFY_BOOTSTRAP stays valid (0: the broker's own port, new every run).",
+        valueName: "port"))
+    var brokerPort = 9092
+
     @Option(help: ArgumentHelp("The Schemas directory (setting pipeline.schemas).", valueName: "dir"))
     var schemas: String?
 
     func run() async throws {
         var quiet = Logger(label: "notify.dev")
         quiet.logLevel = .warning
+        guard (0...65_535).contains(brokerPort) else { throw ValidationError("--broker-port \(brokerPort): expected 0...65535.") }
         try await EmbeddedBroker.withBroker(logger: quiet) { broker in
+            let forwarder = try brokerPort == 0 ? nil : BootstrapForwarder(
+                port: brokerPort, forwardingTo: Int(broker.bootstrapServers.split(separator: ":").last!)!)
+            forwarder?.start()
+            defer { forwarder?.stop() }
+            let bootstrap = forwarder.map { "127.0.0.1:\($0.port)" } ?? broker.bootstrapServers
             var settings = try await service.loadSettings(kafka: KafkaOptions.parse([]), commandFlags: [
-                ("kafka.bootstrap", "(embedded broker)", broker.bootstrapServers), ("pipeline.schemas", "--schemas", schemas),
+                ("kafka.bootstrap", "(embedded broker)", bootstrap), ("pipeline.schemas", "--schemas", schemas),
             ])
             settings.kafka.properties.merge(EmbeddedBroker.clientProperties) { configured, _ in configured }
             let catalog = try TopicCatalog.load(from: URL(fileURLWithPath: settings.pipeline.schemasDirectory).appendingPathComponent("topics.json"))
@@ -64,15 +76,32 @@ struct DevCommand: AsyncParsableCommand {
             let demo = ScenarioLoader(path: scenario == "none" ? nil : scenario, client: client, pipeline: pipeline, logger: logger)
 
             StandardOutput.writeLine("notify dev")
-            StandardOutput.writeLine("  bootstrap   \(broker.bootstrapServers)   (export NOTIFY_BOOTSTRAP=\(broker.bootstrapServers))")
-            try await shell.run([
-                PipelineService(pipeline: pipeline),
-                GatewayService(gateway: gateway, runtime: inapp, host: inappHost, port: inappPort, secret: secret),
-                IdentityTap(client: client, shell: shell, logger: logger), console, demo,
-            ]) { address in
-                StandardOutput.writeLine("  console     http://\(address)/   (/healthz /readyz /metrics)")
+            StandardOutput.writeLine("  bootstrap   \(bootstrap)   (export NOTIFY_BOOTSTRAP=\(bootstrap))")
+            StandardOutput.writeLine("  notify      \(Self.executable)   (to run it by name: export PATH=\"\((Self.executable as NSString).deletingLastPathComponent):$PATH\")")
+            do {
+                try await shell.run([
+                    PipelineService(pipeline: pipeline),
+                    GatewayService(gateway: gateway, runtime: inapp, host: inappHost, port: inappPort, secret: secret),
+                    IdentityTap(client: client, shell: shell, logger: logger), console, demo,
+                ]) { address in
+                    StandardOutput.writeLine("  console     http://\(address)/   (/healthz /readyz /metrics)")
+                }
+            } catch where String(describing: error).contains("Address already in use") {
+                throw ValidationError(Self.addressInUse(http: settings.http.listen.description, inapp: inappListen))
             }
         }
+    }
+
+    /// This executable's path.
+    static var executable: String { URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().path }
+
+    /// The message of a listening address that another process holds.
+    static func addressInUse(http: String, inapp: String) -> String {
+        """
+        an address notify dev listens on is in use (another notify dev?): the console at \(http) (--http-listen) \
+        or the in-app gateway at \(inapp) (--inapp-listen). Stop the other process, or pass free addresses \
+        (port 0 picks a free one).
+        """
     }
 }
 
@@ -151,6 +180,16 @@ private struct ScenarioLoader: Service {
 
     func run() async throws {
         guard let path else { return try await gracefulShutdown() }
+        do {
+            // Ctrl-C while the pipeline starts or the demo is being sent ends it at once.
+            try await cancelWhenGracefulShutdown { try await load(path) }
+        } catch where Task.isShuttingDownGracefully {
+            return
+        }
+        try await gracefulShutdown()
+    }
+
+    private func load(_ path: String) async throws {
         while !pipeline.isReady { try await Task.sleep(for: .milliseconds(100)) }
         guard let bytes = FileManager.default.contents(atPath: path) else {
             throw ValidationError("cannot read the scenario \(path)")
@@ -160,17 +199,21 @@ private struct ScenarioLoader: Service {
         let first = events.compactMap { $0.value["at"]?.stringValue.flatMap(EventTime.init(rfc3339:))?.milliseconds }.min()
         let shift = first.map { (EventTime(Date()).milliseconds - $0) / 1000 * 1000 } ?? 0
         let producer = try KafkaProducer(configuration: client, logger: logger)
-        for event in events.map({ $0.shifted(byMilliseconds: shift) }) {
-            let value = CoreJSON.encode(event.value)
-            let decoded = try InputEvent.decode(topic: event.topic, value: value)
-            _ = try await producer.send(OutgoingRecord(
-                topic: event.topic, key: Array(decoded.key.utf8), value: value, timestampMilliseconds: decoded.at.milliseconds))
-            // Spaced a little, as a live backend would publish them.
-            try await Task.sleep(for: .milliseconds(150))
+        do {
+            for event in events.map({ $0.shifted(byMilliseconds: shift) }) {
+                let value = CoreJSON.encode(event.value)
+                let decoded = try InputEvent.decode(topic: event.topic, value: value)
+                _ = try await producer.send(OutgoingRecord(
+                    topic: event.topic, key: Array(decoded.key.utf8), value: value, timestampMilliseconds: decoded.at.milliseconds))
+                // Spaced a little, as a live backend would publish them.
+                try await Task.sleep(for: .milliseconds(150))
+            }
+        } catch {
+            await producer.close()
+            throw error
         }
         await producer.close()
         StandardOutput.writeLine("  demo        \(events.count) events of \(path) sent")
-        try await gracefulShutdown()
     }
 }
 

@@ -65,12 +65,12 @@ final class NotifyProcess: Sendable {
         try input.fileHandleForWriting.close()
     }
 
-    /// Sends SIGTERM and returns how long the process took to exit, and its status.
-    func terminate(timeout: Duration = .seconds(30)) async throws -> (Duration, Int32) {
+    /// Sends `signal` (SIGTERM unless told) and returns how long the process took to exit, and its status.
+    func terminate(signal: Int32 = SIGTERM, timeout: Duration = .seconds(30)) async throws -> (Duration, Int32) {
         let started = ContinuousClock.now
-        process.terminate()
+        Foundation.kill(process.processIdentifier, signal)
         while process.isRunning {
-            guard ContinuousClock.now - started < timeout else { throw ProcessFailure("did not exit after SIGTERM") }
+            guard ContinuousClock.now - started < timeout else { throw ProcessFailure("did not exit after signal \(signal)") }
             try await Task.sleep(for: .milliseconds(20))
         }
         return (ContinuousClock.now - started, process.terminationStatus)
