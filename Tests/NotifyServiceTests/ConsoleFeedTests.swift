@@ -126,6 +126,8 @@ struct ConsoleFeedTests {
         #expect(summary("chat.devices", #"{"type":"devices.updated","id":"e","at":"2026-11-22T09:00:02Z","userId":"dan","devices":[{"deviceId":"dan-pixel","platform":"android","provider":"fcm","token":"t","appId":"a"}]}"#).summary
             == "dan has dan-pixel (android, fcm)")
         #expect(summary("chat.reads", #"{"type":"conversation.read","id":"e","at":"2026-11-22T09:00:20Z","userId":"bob","conversationId":"g"}"#).summary == "bob read g")
+        let fanout = summary("notify.fanout", #"{"type":"notification.fanout","id":"f","at":"2026-11-22T09:00:06Z","recipientId":"dan","conversationId":"g","messageId":"m2","notificationType":"message","content":{"title":"Hiking club","body":"Bob 山田: The view"}}"#)
+        #expect(fanout.summary == "m2 for dan (message): Hiking club: “Bob 山田: The view”" && fanout.messageId == "m2")
         #expect(summary("chat.messages", "not json").type == "(unreadable)")
     }
 }

@@ -56,6 +56,12 @@ enum ConsoleEventSummary {
                 line += " on \(kind)" + (screen["conversationId"]?.stringValue.map { " \($0)" } ?? "")
             }
             return line
+        case "notification.fanout":
+            let content = event["content"]
+            var line = "\(text("messageId") ?? "?") for \(text("recipientId") ?? "?") (\(text("notificationType") ?? "?"))"
+            if let title = content?["title"]?.stringValue { line += ": \(title)" }
+            if let body = content?["body"]?.stringValue { line += ": “\(clipped(body, to: 80))”" }
+            return line
         case "conversation.read":
             return "\(text("userId") ?? "?") read \(text("conversationId") ?? "?")"
         default:
