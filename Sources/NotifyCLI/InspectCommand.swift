@@ -27,10 +27,10 @@ struct InspectCommand: AsyncParsableCommand {
         var logger = Logger(label: "notify.inspect")
         logger.logLevel = .error
         let (client, topics) = try await kafka.reachableCluster(clientId: "notify-inspect")
-        guard topics.contains(topic) else { throw ValidationError(Self.unknownTopic(topic, among: topics)) }
+        guard topics.contains(topic) else { throw CommandFailure(Self.unknownTopic(topic, among: topics)) }
         let admin = try KafkaAdmin(configuration: client, logger: logger)
         guard let metadata = try await admin.metadata(of: topic) else {
-            throw ValidationError(Self.unknownTopic(topic, among: topics))
+            throw CommandFailure(Self.unknownTopic(topic, among: topics))
         }
         var starts: [TopicPartition: KafkaOffset] = [:]
         var ends: [TopicPartition: Int64] = [:]

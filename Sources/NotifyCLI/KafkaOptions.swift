@@ -17,13 +17,8 @@ struct KafkaOptions: ParsableArguments {
     @Option(name: .customShort("X"), help: ArgumentHelp("A librdkafka property, key=value (repeatable).", valueName: "key=value"))
     var properties: [String] = []
 
-    /// The bootstrap list from the flag or the environment.
-    func bootstrapServers() throws -> String {
-        try bootstrapAndOrigin().servers
-    }
-
     /// The bootstrap list and where it came from (`--bootstrap` or `NOTIFY_BOOTSTRAP`), for messages.
-    private func bootstrapAndOrigin(environment: [String: String] = ProcessInfo.processInfo.environment) throws -> (servers: String, origin: String) {
+    private func bootstrapAndOrigin(environment: [String: String]) throws -> (servers: String, origin: String) {
         if let bootstrap, !bootstrap.isEmpty { return (bootstrap, "--bootstrap") }
         if let fromEnvironment = environment["NOTIFY_BOOTSTRAP"], !fromEnvironment.isEmpty {
             return (fromEnvironment, "NOTIFY_BOOTSTRAP")
@@ -88,7 +83,7 @@ enum KafkaReachability {
         do {
             return try await admin.topicNames(timeoutMilliseconds: Int32(clamping: milliseconds))
         } catch let error as KafkaError {
-            throw ValidationError(unreachableMessage(client.bootstrapServers, origin: origin, timeout: timeout, error: error))
+            throw CommandFailure(unreachableMessage(client.bootstrapServers, origin: origin, timeout: timeout, error: error))
         }
     }
 

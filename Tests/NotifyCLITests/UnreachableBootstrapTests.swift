@@ -16,7 +16,8 @@ import Testing
         let status = try await produce.exitStatus(timeout: .seconds(20))
         let elapsed = ContinuousClock.now - started
         #expect(status != 0)
-        #expect(elapsed < .seconds(8), "took \(elapsed)")
+        // 2 s plus the process's start, which took up to 8.6 s when the whole suite ran on 2 cores.
+        #expect(elapsed < .seconds(15), "took \(elapsed)")
         let output = produce.output.joined(separator: "\n")
         #expect(output.contains("no Kafka broker answered at 127.0.0.1:9 (--bootstrap) within 2 s"), "\(output)")
         #expect(output.contains("--bootstrap HOST:PORT,... or NOTIFY_BOOTSTRAP"))
