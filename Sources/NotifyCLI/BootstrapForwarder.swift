@@ -28,22 +28,49 @@ final class BootstrapForwarder: Sendable {
 
     /// Binds 127.0.0.1:`port` at once (so a taken port fails here); forwards nothing until ``start()``.
     init(port: Int, forwardingTo targetPort: Int) throws {
+        let socket: Int32
+        do throws(Errno) {
+            socket = try Self.listeningSocket(host: "127.0.0.1", port: port)
+        } catch {
+            throw BindFailure(port: port, code: error.code)
+        }
+        listener = socket
+        self.port = port
+        self.targetPort = targetPort
+    }
+
+    /// An `errno` of a socket call.
+    struct Errno: Error {
+        let code: Int32
+    }
+
+    /// A socket listening on `host` (an IPv4 address) and `port`.
+    static func listeningSocket(host: String, port: Int) throws(Errno) -> Int32 {
         let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard socket >= 0 else { throw BindFailure(port: port, code: errno) }
+        guard socket >= 0 else { throw Errno(code: errno) }
         var yes: Int32 = 1
         setsockopt(socket, SOL_SOCKET, SO_REUSEADDR, &yes, socklen_t(MemoryLayout<Int32>.size))
-        var address = Self.loopback(port: port)
+        var address = address(host: host, port: port)
         let bound = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
         }
         guard bound == 0, listen(socket, 64) == 0 else {
             let code = errno
             close(socket)
-            throw BindFailure(port: port, code: code)
+            throw Errno(code: code)
         }
-        listener = socket
-        self.port = port
-        self.targetPort = targetPort
+        return socket
+    }
+
+    /// Fails with `message` when another socket listens on `host:port` already; an address it cannot
+    /// try (port 0, a host name, IPv6) passes, and the server's own bind decides.
+    static func requireFree(host: String, port: Int, message: @autoclosure () -> String) throws {
+        guard port != 0, inet_addr(host) != INADDR_NONE else { return }
+        do throws(Errno) {
+            close(try listeningSocket(host: host, port: port))
+        } catch {
+            if error.code == EADDRINUSE { throw CommandFailure(message()) }
+        }
     }
 
     /// Accepts and forwards connections on a thread of its own until ``stop()``.
@@ -57,7 +84,7 @@ final class BootstrapForwarder: Sendable {
                     return  // stopped
                 }
                 let broker = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-                var address = Self.loopback(port: targetPort)
+                var address = Self.address(host: "127.0.0.1", port: targetPort)
                 let connected = withUnsafePointer(to: &address) {
                     $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(broker, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
                 }
@@ -120,11 +147,11 @@ final class BootstrapForwarder: Sendable {
         }
     }
 
-    private static func loopback(port: Int) -> sockaddr_in {
+    private static func address(host: String, port: Int) -> sockaddr_in {
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_port = in_port_t(UInt16(port).bigEndian)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_addr.s_addr = inet_addr(host)
         return address
     }
 }

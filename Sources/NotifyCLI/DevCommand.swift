@@ -42,6 +42,9 @@ struct DevCommand: AsyncParsableCommand {
         var quiet = Logger(label: "notify.dev")
         quiet.logLevel = .warning
         guard (0...65_535).contains(brokerPort) else { throw ValidationError("--broker-port \(brokerPort): expected 0...65535.") }
+        // Checked before anything starts: a server that fails to bind later cancels every service.
+        let (inappHost, inappPort) = try listenAddress(inappListen, flag: "--inapp-listen")
+        try BootstrapForwarder.requireFree(host: inappHost, port: inappPort, message: Self.inUse("\(inappListen)", what: "the in-app gateway", flag: "--inapp-listen"))
         try await EmbeddedBroker.withBroker(logger: quiet) { broker in
             let forwarder = try brokerPort == 0 ? nil : BootstrapForwarder(
                 port: brokerPort, forwardingTo: Int(broker.bootstrapServers.split(separator: ":").last!)!)
@@ -52,6 +55,8 @@ struct DevCommand: AsyncParsableCommand {
                 ("kafka.bootstrap", "(embedded broker)", bootstrap), ("pipeline.schemas", "--schemas", schemas),
             ])
             settings.kafka.properties.merge(EmbeddedBroker.clientProperties) { configured, _ in configured }
+            let http = settings.http.listen
+            try BootstrapForwarder.requireFree(host: http.host, port: http.port, message: Self.inUse(http.description, what: "the console", flag: "--http-listen"))
             let catalog = try TopicCatalog.load(from: URL(fileURLWithPath: settings.pipeline.schemasDirectory).appendingPathComponent("topics.json"))
             for topic in catalog.topics { try await broker.createTopic(topic.name, partitions: min(topic.partitions, 4)) }
             let core = try settings.coreConfiguration()
@@ -72,7 +77,6 @@ struct DevCommand: AsyncParsableCommand {
             let console = SinkRuntime(
                 sink: ConsoleSink(shell: shell),
                 configuration: SinkRuntimeConfiguration(kafka: client, groupId: "notify-dev-console"), logger: logger)
-            let (inappHost, inappPort) = try listenAddress(inappListen, flag: "--inapp-listen")
             let demo = ScenarioLoader(path: scenario == "none" ? nil : scenario, client: client, pipeline: pipeline, logger: logger)
 
             StandardOutput.writeLine("notify dev")
@@ -87,7 +91,7 @@ struct DevCommand: AsyncParsableCommand {
                     StandardOutput.writeLine("  console     http://\(address)/   (/healthz /readyz /metrics)")
                 }
             } catch where String(describing: error).contains("Address already in use") {
-                throw ValidationError(Self.addressInUse(http: settings.http.listen.description, inapp: inappListen))
+                throw CommandFailure(Self.addressInUse(http: settings.http.listen.description, inapp: inappListen))
             }
         }
     }
@@ -95,7 +99,12 @@ struct DevCommand: AsyncParsableCommand {
     /// This executable's path.
     static var executable: String { URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().path }
 
-    /// The message of a listening address that another process holds.
+    /// The message of an address another process listens on.
+    static func inUse(_ address: String, what: String, flag: String) -> String {
+        "\(address) (\(flag), \(what)) is in use (another notify dev?): stop that process, or pass \(flag) HOST:PORT (port 0 picks a free one)"
+    }
+
+    /// The message of a listening address that another process holds, when the servers found out.
     static func addressInUse(http: String, inapp: String) -> String {
         """
         an address notify dev listens on is in use (another notify dev?): the console at \(http) (--http-listen) \
