@@ -6,4 +6,6 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 NOTIFY_SKIP_BROWSER=1 bash Scripts/setup.sh
 swift build --product notify
-exec "$(swift build --show-bin-path)/notify" dev "$@"
+bin="$(swift build --show-bin-path)"
+echo "notify is $bin/notify; to run it by name in another terminal: export PATH=\"$bin:\$PATH\""
+exec "$bin/notify" dev "$@"

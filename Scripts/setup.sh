@@ -3,8 +3,9 @@
 # librdkafka (the Kafka client library), jemalloc (the executables' allocator),
 # kcat (an independent Kafka client the tests compare against), openssl (the
 # sink tests make a throwaway CA with it), Python's jsonschema and PyYAML (the
-# schema and Deploy tests), and Chromium with a colour emoji font (the console's headless-browser
-# test; NOTIFY_SKIP_BROWSER=1 skips it). Safe to run again: it installs only what is missing.
+# schema and Deploy tests), and Chromium with a colour emoji font and a CJK font (the console's
+# headless-browser test and its screenshots, where the demo's "Bob 山田" would otherwise show as
+# boxes; NOTIFY_SKIP_BROWSER=1 skips them). Safe to run again: it installs only what is missing.
 set -euo pipefail
 
 packages=()
@@ -17,6 +18,7 @@ python3 -m pip --version >/dev/null 2>&1 || packages+=(python3-pip)
 if [ "${NOTIFY_SKIP_BROWSER:-}" != 1 ]; then
   command -v chromium >/dev/null 2>&1 || packages+=(chromium)
   dpkg -s fonts-noto-color-emoji >/dev/null 2>&1 || packages+=(fonts-noto-color-emoji)
+  dpkg -s fonts-noto-cjk >/dev/null 2>&1 || packages+=(fonts-noto-cjk)
 fi
 if [ ${#packages[@]} -gt 0 ]; then
   sudo=""

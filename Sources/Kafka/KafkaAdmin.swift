@@ -97,6 +97,19 @@ public final class KafkaAdmin: Sendable {
         }
     }
 
+    /// The names of the cluster's topics: a metadata request to the bootstrap servers (it creates no
+    /// topic) that throws (`_TRANSPORT`, `_TIMED_OUT`, ...) when none of them answers within `timeoutMilliseconds`.
+    public func topicNames(timeoutMilliseconds: Int32) async throws -> Set<String> {
+        let handle = handle
+        return try await blockingCalls.run {
+            var metadata: UnsafePointer<rd_kafka_metadata>?
+            let result = rd_kafka_metadata(handle.pointer, 1, nil, &metadata, timeoutMilliseconds)
+            guard result == RD_KAFKA_RESP_ERR_NO_ERROR, let metadata else { throw KafkaError(result, context: "metadata") }
+            defer { rd_kafka_metadata_destroy(metadata) }
+            return Set((0..<Int(metadata.pointee.topic_cnt)).map { String(cString: metadata.pointee.topics[$0].topic) })
+        }
+    }
+
     /// The topic's partition count, or nil if the cluster does not know it.
     public func metadata(of topic: String, timeoutMilliseconds: Int32 = 10_000) async throws -> TopicMetadata? {
         let handle = handle

@@ -1,4 +1,5 @@
 import CRdkafka
+import Foundation
 
 /// Settings shared by every Kafka client: where the cluster is and any
 /// librdkafka property (`security.protocol`, `sasl.*`, `ssl.*`, ...), passed
@@ -107,4 +108,37 @@ extension KafkaClientConfiguration {
         guard let equals = text.firstIndex(of: "="), equals != text.startIndex else { return nil }
         return (String(text[..<equals]), String(text[text.index(after: equals)...]))
     }
+}
+
+extension KafkaClientConfiguration {
+    /// What librdkafka says of `name=value` when it refuses it ("No such configuration property: ...",
+    /// an invalid value), or nil when it takes it. Nothing connects; the property is tried on a fresh
+    /// configuration and discarded.
+    public static func problem(withProperty name: String, value: String) -> String? {
+        let configuration = rd_kafka_conf_new()
+        defer { rd_kafka_conf_destroy(configuration) }
+        var errorText = [CChar](repeating: 0, count: 512)
+        guard rd_kafka_conf_set(configuration, name, value, &errorText, errorText.count) != RD_KAFKA_CONF_OK else { return nil }
+        return text(of: errorText)
+    }
+
+    /// Every property name librdkafka defines (global and topic), for suggestions: the first column of
+    /// the table `rd_kafka_conf_properties_show` prints (into memory here).
+    public static let librdkafkaPropertyNames: [String] = {
+        var buffer: UnsafeMutablePointer<CChar>?
+        var size = 0
+        guard let stream = open_memstream(&buffer, &size) else { return [] }
+        rd_kafka_conf_properties_show(stream)
+        fclose(stream)
+        guard let buffer else { return [] }
+        defer { free(buffer) }
+        let table = String(cString: buffer)
+        var names = Set<String>()
+        for line in table.split(separator: "\n") {
+            guard let name = line.split(separator: "|", maxSplits: 1).first?.trimmingCharacters(in: .whitespaces),
+                  !name.isEmpty, name.first!.isLowercase, !name.contains(" ") else { continue }
+            names.insert(name)
+        }
+        return names.sorted()
+    }()
 }

@@ -1,4 +1,5 @@
 import CRdkafka
+import Foundation
 import Logging
 
 /// Routes librdkafka's log lines (syslog levels) to swift-log.
@@ -14,7 +15,7 @@ let librdkafkaLogCallback: @convention(c) (OpaquePointer?, Int32, UnsafePointer<
     default: .debug
     }
     context.logger.log(
-        level: swiftLevel, "\(text.map { String(cString: $0) } ?? "")",
+        level: swiftLevel, "\(librdkafkaText(text.map { String(cString: $0) } ?? ""))",
         metadata: ["librdkafka.facility": "\(facility.map { String(cString: $0) } ?? "")"]
     )
 }
@@ -24,9 +25,17 @@ let librdkafkaErrorCallback: @convention(c) (OpaquePointer?, Int32, UnsafePointe
     _, code, reason, opaque in
     guard let opaque else { return }
     let context = Unmanaged<ClientContext>.fromOpaque(opaque).takeUnretainedValue()
-    let error = KafkaError(rd_kafka_resp_err_t(rawValue: code), context: reason.map { String(cString: $0) })
+    let error = KafkaError(rd_kafka_resp_err_t(rawValue: code), context: reason.map { librdkafkaText(String(cString: $0)) })
     let fatal = code == RD_KAFKA_RESP_ERR__FATAL.rawValue
     context.logger.log(level: fatal ? .critical : .warning, "\(error)")
+}
+
+/// librdkafka's text, with its hint for a broker that closed a connection it had just accepted
+/// ("broker might require SASL authentication") put as what it most often is: a broker that went away.
+func librdkafkaText(_ text: String) -> String {
+    text.replacingOccurrences(
+        of: "Disconnected: verify that security.protocol is correctly configured, broker might require SASL authentication",
+        with: "Disconnected: the broker closed the connection (it may have stopped; if it is running, check that security.protocol matches its listener, which may require TLS or SASL)")
 }
 
 /// What the C callbacks of one client need: reached through the client's opaque pointer.

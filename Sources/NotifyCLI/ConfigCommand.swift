@@ -13,14 +13,14 @@ struct ConfigCommand: AsyncParsableCommand {
     /// Validates a config file and explains each problem with its path; exits 1 when there are any.
     struct Check: ParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Validate a JSON config file: unknown keys, wrong types, values out of range."
+            abstract: "Validate a JSON config file: JSON syntax (with line and column), unknown keys, wrong types, values out of range, librdkafka property names."
         )
 
         @Argument(help: "The config file.")
         var file: String
 
         func run() throws {
-            let problems = SettingsFileCheck.problems(inFileAt: file)
+            let problems = SettingsFileCheck.problems(inFileAt: file, checkProperty: LibrdkafkaProperty.problem(name:value:))
             guard !problems.isEmpty else {
                 print("\(file): OK")
                 return

@@ -3,6 +3,7 @@ import Foundation
 import Kafka
 import Logging
 import NotifyCore
+import NotifyService
 
 /// `notify inspect --topic T`: a readable tail of a topic.
 struct InspectCommand: AsyncParsableCommand {
@@ -25,10 +26,11 @@ struct InspectCommand: AsyncParsableCommand {
     func run() async throws {
         var logger = Logger(label: "notify.inspect")
         logger.logLevel = .error
-        let client = try kafka.clientConfiguration(clientId: "notify-inspect")
+        let (client, topics) = try await kafka.reachableCluster(clientId: "notify-inspect")
+        guard topics.contains(topic) else { throw CommandFailure(Self.unknownTopic(topic, among: topics)) }
         let admin = try KafkaAdmin(configuration: client, logger: logger)
         guard let metadata = try await admin.metadata(of: topic) else {
-            throw ValidationError("the topic \(topic) does not exist")
+            throw CommandFailure(Self.unknownTopic(topic, among: topics))
         }
         var starts: [TopicPartition: KafkaOffset] = [:]
         var ends: [TopicPartition: Int64] = [:]
@@ -61,6 +63,12 @@ struct InspectCommand: AsyncParsableCommand {
         }
         await consumer.close()
     }
+
+    /// The message of a topic the cluster does not have, with the nearest one it has.
+    static func unknownTopic(_ topic: String, among topics: Set<String>) -> String {
+        let suggestion = closestMatch(to: topic, among: topics.filter { !$0.hasPrefix("__") }.sorted()).map { "; did you mean \($0)?" } ?? ""
+        return "the topic \(topic) does not exist\(suggestion)"
+    }
 }
 
 /// One readable line per record.
@@ -78,11 +86,21 @@ enum RecordSummary {
         guard let json = try? CoreJSON.parse(record.value) else {
             return "(\(record.value.count) bytes, not JSON)"
         }
-        if json["type"]?.stringValue == "notification.command", let content = json["content"] {
-            let recipient = json["recipient"]
-            let title = content["title"]?.stringValue ?? ""
-            let body = content["body"]?.stringValue ?? ""
-            return "command \(json["path"]?.stringValue ?? "?") → \(recipient?["userId"]?.stringValue ?? "?")/\(recipient?["deviceId"]?.stringValue ?? "?") (\(recipient?["provider"]?.stringValue ?? "?")): \(title): \(body)"
+        let decoder = JSONDecoder()
+        switch json["type"]?.stringValue {
+        case "notification.command":
+            if let command = try? decoder.decode(NotificationCommand.self, from: Data(record.value)) {
+                return "command \(DevLine.describe(command))"
+            }
+        case "notification.outcome":
+            if let outcome = try? decoder.decode(NotificationOutcome.self, from: Data(record.value)) {
+                return "outcome \(DevLine.describe(outcome))"
+            }
+        default:
+            if case .event(_, _, let type, let summary, _, _, _) = ConsoleEntry.record(topic: record.topic, key: nil, value: record.value),
+               InputEvent.topics.contains(record.topic) {
+                return "\(type): \(summary)"
+            }
         }
         return String(decoding: CoreJSON.encode(json), as: UTF8.self)
     }

@@ -1,6 +1,6 @@
 import ArgumentParser
 
-/// The `notify` executable: every subcommand of the design brief's command line.
+/// The `notify` executable: every subcommand of the command line (README, "The command line").
 public struct NotifyCommand: AsyncParsableCommand {
     public static let configuration = CommandConfiguration(
         commandName: "notify",

@@ -42,6 +42,7 @@ struct PipelineCommand: AsyncParsableCommand {
             ("kafka.groupId", "--group", group), ("pipeline.stages", "--stages", stages), ("pipeline.schemas", "--schemas", schemas),
             ("thumbnails.url", "--thumbnail-service", thumbnailService),
         ])
+        try await service.requireKafka(settings, kafka: kafka)
         let logger = settings.logger(label: "notify.pipeline")
         let core = try settings.coreConfiguration()
         let shell = ServiceShell(settings: settings, logger: logger, console: ConsoleFeed(categories: core.categories))
@@ -72,10 +73,7 @@ extension PipelineObserver {
                 for (topic, count) in Dictionary(grouping: records, by: \.topic).mapValues(\.count) {
                     shell.metrics.recordConsumed(topic: topic, count: count)
                 }
-                for record in records {
-                    shell.console.publish(.event(topic: record.topic, key: record.key.map { String(decoding: $0, as: UTF8.self) },
-                                                 type: ConsoleSummary.type(of: record.value), summary: ConsoleSummary.summary(of: record.value)))
-                }
+                for record in records { shell.console.publish(.consumed(record)) }
             },
             onDecisions: { decisions in
                 for decision in decisions {
@@ -148,19 +146,5 @@ extension NotifySettings {
                 ThumbnailSettings(url: $0, timeout: thumbnails.timeout, backlogLimit: Int64(thumbnails.backlogLimit))
             },
             lateness: pipeline.lateness, maximumEventTimeWait: pipeline.maxEventTimeWait)
-    }
-}
-
-
-/// One-line descriptions of input records for the console.
-enum ConsoleSummary {
-    static func type(of value: [UInt8]) -> String {
-        (try? CoreJSON.parse(value))?["type"]?.stringValue ?? "(unreadable)"
-    }
-
-    static func summary(of value: [UInt8]) -> String {
-        guard let json = try? CoreJSON.parse(value) else { return "\(value.count) bytes, not JSON" }
-        let text = String(decoding: CoreJSON.encode(json), as: UTF8.self)
-        return text.count > 200 ? String(text.prefix(200)) + "…" : text
     }
 }

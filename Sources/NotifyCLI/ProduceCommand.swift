@@ -3,6 +3,7 @@ import Foundation
 import Kafka
 import Logging
 import NotifyCore
+import NotifyService
 
 /// `notify produce --topic T`: JSONL on stdin to a topic, each line validated and keyed first.
 struct ProduceCommand: AsyncParsableCommand {
@@ -29,7 +30,7 @@ struct ProduceCommand: AsyncParsableCommand {
         }
         var logger = Logger(label: "notify.produce")
         logger.logLevel = .warning
-        let producer = try KafkaProducer(configuration: try kafka.clientConfiguration(clientId: "notify-produce"), logger: logger)
+        let producer = try KafkaProducer(configuration: try await kafka.reachableClient(clientId: "notify-produce"), logger: logger)
         var refused = 0
         var sent = 0
         var pending: [OutgoingRecord] = []
@@ -62,7 +63,12 @@ enum ProducedLine {
     static func record(_ line: String, topic: TopicCatalog.Topic) throws -> OutgoingRecord {
         let value = Array(line.utf8)
         if InputEvent.topics.contains(topic.name) {
-            let event = try InputEvent.decode(topic: topic.name, value: value)
+            let event: InputEvent
+            do {
+                event = try InputEvent.decode(topic: topic.name, value: value)
+            } catch {
+                throw ValidationError("\(topic.name): " + problems(of: value, topic: topic.name, first: error).joined(separator: " · "))
+            }
             return OutgoingRecord(topic: topic.name, key: Array(event.key.utf8), value: value,
                                   timestampMilliseconds: event.at.milliseconds)
         }
@@ -73,5 +79,64 @@ enum ProducedLine {
             throw ValidationError("\(topic.name): field \"\(topic.key)\": missing or not a string (it is the record key)")
         }
         return OutgoingRecord(topic: topic.name, key: Array(key.utf8), value: value)
+    }
+
+    /// Every problem of an event the core refuses, not just the first: an unknown field is reported with
+    /// the allowed name nearest to it, taken out, and the event decoded again, until it decodes or fails
+    /// otherwise (a missing or wrong field ends the list).
+    static func problems(of value: [UInt8], topic: String, first: EventDecodingError) -> [String] {
+        var problems: [String] = []
+        var error = first
+        var json = try? CoreJSON.parse(value)
+        while true {
+            let allowedMarker = "unknown field (allowed: "
+            guard error.problem.hasPrefix(allowedMarker), problems.count < 20, let current = json,
+                  let trimmed = removing(error.field, from: current) else {
+                problems.append("field \"\(error.field)\": \(error.problem)")
+                return problems
+            }
+            let allowed = error.problem.dropFirst(allowedMarker.count).dropLast().components(separatedBy: ", ")
+            let name = String(error.field.split(separator: ".").last ?? Substring(error.field))
+            let suggestion = closestMatch(to: name, among: allowed).map { ", did you mean \"\($0)\"?" } ?? " (allowed: \(allowed.joined(separator: ", ")))"
+            problems.append("field \"\(error.field)\": unknown field\(suggestion)")
+            json = trimmed
+            do {
+                _ = try InputEvent.decode(topic: topic, json: trimmed)
+                return problems
+            } catch let next {
+                error = next
+            }
+        }
+    }
+
+    /// `value` without the member at the dotted `path` (`attachment.foo`; array elements as `devices[1].x`),
+    /// or nil when there is no such member.
+    private static func removing(_ path: String, from value: JSONValue) -> JSONValue? {
+        var parts = path.split(separator: ".", maxSplits: 1).map(String.init)
+        let head = parts.removeFirst()
+        var key = head
+        var index: Int?
+        if let open = head.firstIndex(of: "["), head.hasSuffix("]") {
+            key = String(head[..<open])
+            index = Int(head[head.index(after: open)..<head.index(before: head.endIndex)])
+        }
+        guard case .object(var members) = value, let member = members[key] else { return nil }
+        if parts.isEmpty, index == nil {
+            members[key] = nil
+            return .object(members)
+        }
+        var child = member
+        if let index {
+            guard case .array(var elements) = member, elements.indices.contains(index) else { return nil }
+            if parts.isEmpty { return nil }
+            guard let trimmed = removing(parts[0], from: elements[index]) else { return nil }
+            elements[index] = trimmed
+            child = .array(elements)
+        } else {
+            guard let trimmed = removing(parts[0], from: member) else { return nil }
+            child = trimmed
+        }
+        members[key] = child
+        return .object(members)
     }
 }

@@ -37,7 +37,7 @@ struct ReplayCommand: AsyncParsableCommand {
         var logger = Logger(label: "notify.replay")
         logger.logLevel = .warning
         let replay = Replay(settings: ReplaySettings(
-            client: try kafka.clientConfiguration(clientId: "notify-replay"), core: try await settings.coreConfiguration(schemas: schemas),
+            client: try await kafka.reachableClient(clientId: "notify-replay"), core: try await settings.coreConfiguration(schemas: schemas),
             from: start, until: end, targetTopic: toTopic), logger: logger)
         let summary = try await replay.run { StandardOutput.writeErrorLine($0) }
         for rejection in summary.rejected.prefix(20) { StandardOutput.writeErrorLine("replay: refused: \(rejection)") }

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import Kafka
 import NotifyService
 
 /// The options every command whose work depends on the settings takes: the config file and `--set`
@@ -53,8 +54,35 @@ struct ServiceOptions: ParsableArguments {
         environment: [String: String] = ProcessInfo.processInfo.environment
     ) async throws -> NotifySettings {
         try await settings.load(
-            dedicated: [("http.listen", "--http-listen", httpListen), ("kafka.bootstrap", "--bootstrap", kafka.bootstrap)] + commandFlags,
+            dedicated: [("http.listen", "--http-listen", httpListen), ("kafka.bootstrap", "--bootstrap", kafka.bootstrap),
+                        ("kafka.connectTimeout", "--connect-timeout", kafka.connectTimeout.map { String($0) })] + commandFlags,
             kafkaProperties: try kafka.librdkafkaProperties(), environment: environment)
+    }
+}
+
+extension ServiceOptions {
+    /// Fails within `kafka.connectTimeout` when no broker answers at `settings.kafka.bootstrap`, with a
+    /// message naming the list and where it came from (the default 127.0.0.1:9092 included).
+    func requireKafka(
+        _ settings: NotifySettings, kafka: KafkaOptions, environment: [String: String] = ProcessInfo.processInfo.environment
+    ) async throws {
+        let client = KafkaClientConfiguration(
+            bootstrapServers: settings.kafka.bootstrap, clientId: settings.kafka.clientId, properties: settings.kafka.properties)
+        try await KafkaReachability.check(
+            client, timeout: settings.kafka.connectTimeout, origin: bootstrapOrigin(kafka: kafka, environment: environment))
+    }
+
+    /// Where `kafka.bootstrap` came from, for messages: the layer that set it, or the default.
+    func bootstrapOrigin(kafka: KafkaOptions, environment: [String: String]) -> String {
+        if kafka.bootstrap != nil { return "--bootstrap" }
+        if settings.settings.contains(where: { $0.hasPrefix("kafka.bootstrap=") }) { return "--set kafka.bootstrap" }
+        if let variable = ["NOTIFY_KAFKA_BOOTSTRAP", "NOTIFY_BOOTSTRAP"].first(where: { environment[$0].map { !$0.isEmpty } ?? false }) {
+            return variable
+        }
+        if let file = settings.config ?? environment["NOTIFY_CONFIG"].flatMap({ $0.isEmpty ? nil : $0 }) {
+            return "kafka.bootstrap of \(file), or the default"
+        }
+        return "the default: no --bootstrap, NOTIFY_BOOTSTRAP or config file set it"
     }
 }
 

@@ -27,7 +27,7 @@ struct CreateTopicsCommand: AsyncParsableCommand {
 
     func run() async throws {
         let catalog = try schemas.loadTopicCatalog()
-        let admin = try KafkaAdmin(configuration: try kafka.clientConfiguration(clientId: "notify-topics"), logger: Logger(label: "notify.topics"))
+        let admin = try KafkaAdmin(configuration: try await kafka.reachableClient(clientId: "notify-topics"), logger: Logger(label: "notify.topics"))
         let specifications = catalog.topics.map(TopicSpecification.init(catalogEntry:))
             .map { var spec = $0; spec.replicationFactor = replicationFactor; return spec }
         let created = try await admin.createTopics(specifications)

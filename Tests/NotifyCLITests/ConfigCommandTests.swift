@@ -45,6 +45,43 @@ struct ConfigCommandTests {
         #expect(result.output == "\(file.path): OK\n")
     }
 
+    @Test("notify config check refuses a trailing comma and places JSON errors by line and column")
+    func checkSyntax() async throws {
+        let trailing = try Self.temporaryFile(#"{"kafka": {"bootstrap": "a:1"},}"#, name: "trailing.json")
+        defer { try? FileManager.default.removeItem(at: trailing.deletingLastPathComponent()) }
+        let result = try await runNotify(["config", "check", trailing.path])
+        #expect(result.status == 1)
+        #expect(result.errors.hasPrefix(
+            "trailing.json: not valid JSON: line 1, column 32: a comma must be followed by another member (trailing commas are not JSON)\n"),
+                "\(result.errors)")
+
+        let unclosed = try Self.temporaryFile("{\n  \"kafka\": {\n    \"bootstrap\": \"a:1\n  }\n}\n", name: "unclosed.json")
+        defer { try? FileManager.default.removeItem(at: unclosed.deletingLastPathComponent()) }
+        let second = try await runNotify(["config", "check", unclosed.path])
+        #expect(second.status == 1)
+        #expect(second.errors.contains("unclosed.json: not valid JSON: line 3, column 22: a control character (such as a line break) inside a string"),
+                "\(second.errors)")
+    }
+
+    @Test("notify config check and -X refuse property names librdkafka does not know, with the nearest one")
+    func librdkafkaPropertyNames() async throws {
+        let file = try Self.temporaryFile(#"{"kafka": {"properties": {"bootstrap.server": "x:1", "linger.ms": "5", "acks": "most"}}}"#, name: "props.json")
+        defer { try? FileManager.default.removeItem(at: file.deletingLastPathComponent()) }
+        let result = try await runNotify(["config", "check", file.path])
+        #expect(result.status == 1)
+        let lines = result.errors.split(separator: "\n").map(String.init)
+        #expect(lines.count == 3, "\(lines)")
+        #expect(lines.first { $0.hasPrefix("props.json: kafka.properties.bootstrap.server: invalid value: ") }?
+            .hasSuffix(#"; did you mean "bootstrap.servers"?"#) == true, "\(lines)")
+        #expect(lines.contains { $0.hasPrefix("props.json: kafka.properties.acks: invalid value: ") }, "\(lines)")
+        #expect(!lines.contains { $0.contains("linger.ms") })
+
+        let refused = #expect(throws: (any Error).self) { try KafkaOptions.parse(["-X", "lingr.ms=5"]).librdkafkaProperties() }
+        #expect(refused.map { "\($0)" }?.contains(#"-X lingr.ms=5: "#) == true)
+        #expect(refused.map { "\($0)" }?.contains(#"did you mean "linger.ms"?"#) == true, "\(String(describing: refused))")
+        #expect(try KafkaOptions.parse(["-X", "linger.ms=5"]).librdkafkaProperties() == ["linger.ms": "5"])
+    }
+
     @Test("notify config reference prints docs/configuration.md")
     func reference() async throws {
         let result = try await runNotify(["config", "reference"])

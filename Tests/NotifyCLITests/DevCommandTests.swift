@@ -1,5 +1,6 @@
 import AsyncHTTPClient
 import Foundation
+import Glibc
 import NotifyCore
 import Testing
 @testable import NotifyCLI
@@ -8,7 +9,7 @@ import Testing
     /// `notify dev` as a process: the demo's commands are delivered, /readyz turns ready, /metrics
     /// parses as Prometheus text with moving counters, and SIGTERM ends it within 10 seconds.
     @Test func devRunsTheDemoAndStopsOnSIGTERM() async throws {
-        let dev = try NotifyProcess(["dev", "--http-listen", "127.0.0.1:0", "--inapp-listen", "127.0.0.1:0"])
+        let dev = try NotifyProcess(["dev", "--broker-port", "0", "--http-listen", "127.0.0.1:0", "--inapp-listen", "127.0.0.1:0"])
         defer { dev.kill() }
         let consoleLine = try await dev.waitForLine { $0.contains("console     http://") }
         let base = try #require(consoleLine.split(separator: " ").first { $0.hasPrefix("http://") }).dropLast()
@@ -26,6 +27,11 @@ import Testing
             try await Task.sleep(for: .milliseconds(200))
         }
         #expect(expected.subtracting(dev.output).isEmpty, "not delivered: \(expected.subtracting(dev.output).sorted())")
+        // The late identity and the local notification nobody took (no app is connected), before its push.
+        #expect(dev.output.contains("  identity    frank is “Frank Kowalski” (@frank.k)"))
+        let undeliverable = try #require(dev.output.firstIndex { $0.hasPrefix("  outcome     undeliverable-local (") && $0.contains("← bob/bob-pixel by inapp") },
+                                         "\(dev.output)")
+        #expect(dev.output[undeliverable...].contains { $0.hasPrefix("  delivered   push → bob/bob-pixel") })
 
         let http = HTTPClient.shared
         func get(_ path: String) async throws -> (UInt, String) {
@@ -54,5 +60,79 @@ import Testing
         let (elapsed, exitStatus) = try await dev.terminate()
         #expect(elapsed < .seconds(10))
         #expect(exitStatus == 0)
+    }
+
+    /// Ctrl-C a moment after start-up began ends the process at once: no demo, no waiting for readiness.
+    @Test func sigintDuringStartUpEndsAtOnce() async throws {
+        let dev = try NotifyProcess(["dev", "--broker-port", "0", "--http-listen", "127.0.0.1:0", "--inapp-listen", "127.0.0.1:0"])
+        defer { dev.kill() }
+        let elapsed = try #require(try await dev.signal(SIGINT, onLine: { $0.contains("console     http://") }), "\(dev.output)")
+        #expect(elapsed < .seconds(5), "took \(elapsed)")
+        #expect(!dev.output.contains { $0.contains("demo ") && $0.contains("events of") }, "\(dev.output)")
+    }
+
+    /// A port that is taken (a second notify dev) is named, with the flag that changes it.
+    @Test func takenPortsAreNamedWithTheirFlags() async throws {
+        let held = try HeldPort()
+        defer { held.close() }
+        let broker = try NotifyProcess(["dev", "--broker-port", "\(held.port)", "--http-listen", "127.0.0.1:0", "--inapp-listen", "127.0.0.1:0"])
+        defer { broker.kill() }
+        #expect(try await broker.exitStatus() != 0)
+        #expect(broker.output.contains { $0.contains("127.0.0.1:\(held.port) is in use (another notify dev, or a Kafka broker?)") && $0.contains("--broker-port PORT") },
+                "\(broker.output)")
+
+        let http = try NotifyProcess(["dev", "--broker-port", "0", "--http-listen", "127.0.0.1:\(held.port)", "--inapp-listen", "127.0.0.1:0"])
+        defer { http.kill() }
+        #expect(try await http.exitStatus() == 1)
+        #expect(http.output.contains("Error: 127.0.0.1:\(held.port) (--http-listen, the console) is in use (another notify dev?): stop that process, or pass --http-listen HOST:PORT (port 0 picks a free one)"),
+                "\(http.output)")
+
+        let inapp = try NotifyProcess(["dev", "--broker-port", "0", "--http-listen", "127.0.0.1:0", "--inapp-listen", "127.0.0.1:\(held.port)"])
+        defer { inapp.kill() }
+        #expect(try await inapp.exitStatus() == 1)
+        #expect(inapp.output.contains { $0.contains("127.0.0.1:\(held.port) (--inapp-listen, the in-app gateway) is in use") }, "\(inapp.output)")
+    }
+
+    /// The bootstrap address is 127.0.0.1:9092 unless --broker-port says otherwise, the same on every run,
+    /// and clients reach the broker through it.
+    @Test func theBootstrapIsStable() async throws {
+        #expect(try DevCommand.parse([]).brokerPort == 9092)
+        let free = try HeldPort()
+        free.close()
+        let dev = try NotifyProcess(["dev", "--broker-port", "\(free.port)", "--scenario", "none", "--http-listen", "127.0.0.1:0", "--inapp-listen", "127.0.0.1:0"])
+        defer { dev.kill() }
+        let bootstrap = "127.0.0.1:\(free.port)"
+        #expect(try await dev.waitForLine { $0.hasPrefix("  bootstrap   ") } == "  bootstrap   \(bootstrap)   (export NOTIFY_BOOTSTRAP=\(bootstrap))")
+        try await dev.waitForLine { $0.contains("ready ") }
+        let inspect = try NotifyProcess(["inspect", "--bootstrap", bootstrap, "--topic", "chat.messages"])
+        defer { inspect.kill() }
+        #expect(try await inspect.exitStatus() == 0)
+        #expect(inspect.output.contains("chat.messages: no records"), "\(inspect.output)")
+        let (_, status) = try await dev.terminate()
+        #expect(status == 0)
+    }
+}
+
+/// A TCP port on 127.0.0.1 held open (listening) until ``close()``.
+final class HeldPort: Sendable {
+    let port: Int
+    private let socket: Int32
+
+    init() throws {
+        let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        self.socket = socket
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.bind(socket, $0, length) == 0 && listen(socket, 1) == 0 && getsockname(socket, $0, &length) == 0 }
+        }
+        guard bound else { throw ProcessFailure("cannot hold a port") }
+        port = Int(UInt16(bigEndian: address.sin_port))
+    }
+
+    func close() {
+        _ = Glibc.close(socket)
     }
 }

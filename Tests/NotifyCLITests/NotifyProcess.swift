@@ -10,6 +10,21 @@ final class NotifyProcess: Sendable {
     private let process: Process
     private let lines = LineBuffer()
     private let input = Pipe()
+    private let events = ProcessEvents()
+
+    /// What the output reader and the termination handler share with the test.
+    private final class ProcessEvents: Sendable {
+        /// A signal to send when a line appears, and when it was sent.
+        struct SignalTrigger: Sendable {
+            var signal: Int32
+            var condition: @Sendable (String) -> Bool
+            var sentAt: ContinuousClock.Instant?
+        }
+
+        let trigger = Mutex<SignalTrigger?>(nil)
+        let exited = Mutex<ContinuousClock.Instant?>(nil)
+        let processId = Mutex<Int32>(0)
+    }
 
     init(_ arguments: [String]) throws {
         let candidates = [
@@ -27,7 +42,8 @@ final class NotifyProcess: Sendable {
         process.standardOutput = output
         process.standardError = output
         process.standardInput = input
-        let lines = lines
+        let lines = lines, events = events
+        process.terminationHandler = { _ in events.exited.withLock { $0 = .now } }
         output.fileHandleForReading.readabilityHandler = { handle in
             let data = handle.availableData
             guard !data.isEmpty else { handle.readabilityHandler = nil; return }
@@ -40,8 +56,15 @@ final class NotifyProcess: Sendable {
                 }
                 lines += pieces
             }
+            events.trigger.withLock { armed in
+                guard var pending = armed, pending.sentAt == nil, text.split(separator: "\n").contains(where: { pending.condition(String($0)) }) else { return }
+                Foundation.kill(events.processId.withLock { $0 }, pending.signal)
+                pending.sentAt = .now
+                armed = pending
+            }
         }
         try process.run()
+        events.processId.withLock { $0 = process.processIdentifier }
     }
 
     /// Everything printed so far, as lines.
@@ -59,18 +82,33 @@ final class NotifyProcess: Sendable {
         throw ProcessFailure("timed out; output so far:\n\(output.suffix(30).joined(separator: "\n"))")
     }
 
+    /// Sends `signal` from the output reader itself, the moment a line satisfies `condition` (the test's
+    /// own tasks can be late on a loaded machine), then waits for the process to exit; returns how long
+    /// after the signal it exited, or nil if no such line came.
+    func signal(_ signal: Int32, onLine condition: @escaping @Sendable (String) -> Bool, timeout: Duration = .seconds(90)) async throws -> Duration? {
+        events.trigger.withLock { $0 = ProcessEvents.SignalTrigger(signal: signal, condition: condition) }
+        _ = try await exitStatus(timeout: timeout)
+        guard let sent = events.trigger.withLock({ $0?.sentAt }) else { return nil }
+        // The termination handler may run just after the process is seen not running.
+        for _ in 0..<100 {
+            if let end = events.exited.withLock({ $0 }) { return end - sent }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        throw ProcessFailure("the process ended but its termination handler did not run")
+    }
+
     /// Writes to standard input and closes it.
     func send(_ text: String) throws {
         input.fileHandleForWriting.write(Data(text.utf8))
         try input.fileHandleForWriting.close()
     }
 
-    /// Sends SIGTERM and returns how long the process took to exit, and its status.
-    func terminate(timeout: Duration = .seconds(30)) async throws -> (Duration, Int32) {
+    /// Sends `signal` (SIGTERM unless told) and returns how long the process took to exit, and its status.
+    func terminate(signal: Int32 = SIGTERM, timeout: Duration = .seconds(30)) async throws -> (Duration, Int32) {
         let started = ContinuousClock.now
-        process.terminate()
+        Foundation.kill(process.processIdentifier, signal)
         while process.isRunning {
-            guard ContinuousClock.now - started < timeout else { throw ProcessFailure("did not exit after SIGTERM") }
+            guard ContinuousClock.now - started < timeout else { throw ProcessFailure("did not exit after signal \(signal)") }
             try await Task.sleep(for: .milliseconds(20))
         }
         return (ContinuousClock.now - started, process.terminationStatus)

@@ -35,4 +35,19 @@ import Testing
             #expect(Set(received.map { String(decoding: $0.value, as: UTF8.self) }) == [good, alsoGood])
         }
     }
+
+    /// Every wrong field of a line is reported, each unknown one with the nearest allowed name.
+    @Test func everyWrongFieldIsReportedWithTheNearestName() async throws {
+        try await EmbeddedBroker.withBroker(logger: Logger(label: "test")) { broker in
+            try await broker.createTopic("chat.messages", partitions: 1)
+            let typos = #"{"type":"message.received","id":"e1","at":"2026-11-22T09:00:00Z","mesageId":"m1","conversationId":"c1","senderId":"alice","kind":"text","txt":"hi"}"#
+            let produce = try NotifyProcess(["produce", "--bootstrap", broker.bootstrapServers, "--topic", "chat.messages", "--schemas", "Schemas"])
+            defer { produce.kill() }
+            try produce.send(typos + "\n")
+            #expect(try await produce.exitStatus() == 1)
+            #expect(produce.output.contains(
+                #"line 1: chat.messages: field "mesageId": unknown field, did you mean "messageId"? · field "txt": unknown field, did you mean "text"? · field "messageId": missing (not sent)"#),
+                "\(produce.output)")
+        }
+    }
 }

@@ -98,4 +98,36 @@ struct ConsoleFeedTests {
             #expect(preview?["deviceId"] as? String == "d-bob-iphone")
         }
     }
+
+    @Test("records as the stages read them: outcomes become outcome entries, events read as sentences with their time and trace")
+    func records() throws {
+        let outcome = #"{"type":"notification.outcome","id":"o-1","at":"2026-11-22T03:00:05Z","commandId":"cmd-1","sink":"inapp","recipient":{"userId":"bob","deviceId":"bob-pixel","platform":"android","provider":"fcm"},"messageId":"m1","outcome":"undeliverable-local","reason":"not-connected"}"#
+        let trace = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+        guard case .outcome(let decoded, let traceId) = ConsoleEntry.record(topic: "notify.outcomes", key: "bob", value: Array(outcome.utf8), traceparent: trace) else {
+            Issue.record("not an outcome")
+            return
+        }
+        #expect(decoded.outcome == .undeliverableLocal && decoded.reason == "not-connected" && decoded.messageId == "m1")
+        #expect(traceId == "4bf92f3577b34da6a3ce929d0e0e4736")
+
+        func summary(_ topic: String, _ json: String) -> (type: String, summary: String, at: String?, messageId: String?) {
+            guard case .event(_, _, let type, let summary, let at, let messageId, _) = ConsoleEntry.record(topic: topic, key: nil, value: Array(json.utf8)) else {
+                return ("", "", nil, nil)
+            }
+            return (type, summary, at, messageId)
+        }
+        let message = summary("chat.messages", #"{"type":"message.received","id":"e","at":"2026-11-22T09:00:06Z","messageId":"m2","conversationId":"g-hiking","senderId":"bob","kind":"image","text":"The view"}"#)
+        #expect(message.summary == "bob in g-hiking (image): “The view”")
+        #expect(message.at == "2026-11-22T09:00:06Z" && message.messageId == "m2")
+        #expect(summary("chat.identities", #"{"type":"identity.updated","id":"e","at":"2026-11-22T09:00:00Z","userId":"bob","displayName":"Bob 山田","handle":"bob"}"#).summary
+            == "bob is “Bob 山田” (@bob)")
+        #expect(summary("chat.client-state", #"{"type":"client.state","id":"e","at":"2026-11-22T09:00:04Z","userId":"bob","deviceId":"bob-iphone","state":"foreground","screen":{"kind":"talkroom","conversationId":"dm"}}"#).summary
+            == "bob/bob-iphone is foreground on talkroom dm")
+        #expect(summary("chat.devices", #"{"type":"devices.updated","id":"e","at":"2026-11-22T09:00:02Z","userId":"dan","devices":[{"deviceId":"dan-pixel","platform":"android","provider":"fcm","token":"t","appId":"a"}]}"#).summary
+            == "dan has dan-pixel (android, fcm)")
+        #expect(summary("chat.reads", #"{"type":"conversation.read","id":"e","at":"2026-11-22T09:00:20Z","userId":"bob","conversationId":"g"}"#).summary == "bob read g")
+        let fanout = summary("notify.fanout", #"{"type":"notification.fanout","id":"f","at":"2026-11-22T09:00:06Z","recipientId":"dan","conversationId":"g","messageId":"m2","notificationType":"message","content":{"title":"Hiking club","body":"Bob 山田: The view"}}"#)
+        #expect(fanout.summary == "m2 for dan (message): Hiking club: “Bob 山田: The view”" && fanout.messageId == "m2")
+        #expect(summary("chat.messages", "not json").type == "(unreadable)")
+    }
 }

@@ -4,14 +4,17 @@ import Synchronization
 
 /// One thing the live console shows.
 public enum ConsoleEntry: Sendable {
-    /// An input record arrived (`type` is the event type, `summary` a one-line description).
-    case event(topic: String, key: String?, type: String, summary: String)
-    /// A delivery decided against, and why (own message, muted, foreground talk room, ...).
-    case decision(userId: String, deviceId: String?, conversationId: String?, messageId: String?, reason: String)
+    /// An input record arrived (`type` is the event type, `summary` a one-line description, `at` its
+    /// event time, `messageId` the message it is about, `traceId` the trace of its `traceparent` header).
+    case event(topic: String, key: String?, type: String, summary: String, at: String? = nil,
+               messageId: String? = nil, traceId: String? = nil)
+    /// A delivery decided against, and why (own message, muted, foreground talk room, ...), at the event
+    /// time of the event that caused it.
+    case decision(userId: String, deviceId: String?, conversationId: String?, messageId: String?, reason: String, at: String? = nil)
     /// A command produced to `notify.commands`.
     case command(NotificationCommand)
-    /// A sink's outcome for a command.
-    case outcome(NotificationOutcome)
+    /// A sink's outcome for a command, with the trace its record carried.
+    case outcome(NotificationOutcome, traceId: String? = nil)
 }
 
 /// The live console's feed: stages and sinks publish what happens; the console page reads it as
@@ -23,8 +26,9 @@ public final class ConsoleFeed: Sendable {
     /// A published entry as the page receives it: a sequence number and its JSON.
     public struct Item: Sendable {
         public var sequence: Int
-        /// A JSON object: `seq`, `kind` (`event`, `decision`, `command`, `outcome`) and the entry's fields;
-        /// a command carries its ``NotificationPreview`` under `preview`.
+        /// A JSON object: `seq`, `at` (when it was published), `kind` (`event`, `decision`, `command`,
+        /// `outcome`), `eventAt` (the event time it is about) and the entry's fields; a command carries its
+        /// ``NotificationPreview`` under `preview`.
         public var json: String
     }
 
@@ -98,18 +102,21 @@ public final class ConsoleFeed: Sendable {
     private func fields(of entry: ConsoleEntry) -> [String: JSONValue] {
         func text(_ value: String?) -> JSONValue { value.map(JSONValue.string) ?? .null }
         switch entry {
-        case .event(let topic, let key, let type, let summary):
-            return ["kind": .string("event"), "topic": .string(topic), "key": text(key), "type": .string(type), "summary": .string(summary)]
-        case .decision(let userId, let deviceId, let conversationId, let messageId, let reason):
+        case .event(let topic, let key, let type, let summary, let at, let messageId, let traceId):
+            return ["kind": .string("event"), "topic": .string(topic), "key": text(key), "type": .string(type), "summary": .string(summary),
+                    "eventAt": text(at), "messageId": text(messageId), "traceId": text(traceId)]
+        case .decision(let userId, let deviceId, let conversationId, let messageId, let reason, let at):
             return ["kind": .string("decision"), "userId": .string(userId), "deviceId": text(deviceId),
-                    "conversationId": text(conversationId), "messageId": text(messageId), "reason": .string(reason)]
+                    "conversationId": text(conversationId), "messageId": text(messageId), "reason": .string(reason), "eventAt": text(at)]
         case .command(let command):
             let preview = NotificationPreview(command, actionsByCategory: actionsByCategory)
-            return ["kind": .string("command"), "preview": Self.jsonValue(preview)]
-        case .outcome(let outcome):
+            return ["kind": .string("command"), "preview": Self.jsonValue(preview), "eventAt": .string(command.at),
+                    "messageId": text(command.messageId), "conversationId": text(command.conversationId)]
+        case .outcome(let outcome, let traceId):
             return ["kind": .string("outcome"), "commandId": .string(outcome.commandId), "sink": .string(outcome.sink),
                     "userId": .string(outcome.recipient.userId), "deviceId": .string(outcome.recipient.deviceId),
-                    "outcome": .string(outcome.outcome.rawValue), "reason": text(outcome.reason)]
+                    "outcome": .string(outcome.outcome.rawValue), "reason": text(outcome.reason), "eventAt": .string(outcome.at),
+                    "messageId": text(outcome.messageId), "conversationId": text(outcome.conversationId), "traceId": text(traceId)]
         }
     }
 

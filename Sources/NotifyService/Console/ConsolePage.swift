@@ -1,10 +1,12 @@
 /// The live console: one HTML page with inline CSS and JavaScript (no build step). It renders the
 /// entries it is given inline at once, then follows `/console/events` (Server-Sent Events).
 ///
-/// The flow column lists events in, decisions, commands out and outcomes as they happen; the preview
-/// column draws each command as an iOS banner and as an Android notification (title, subtitle, body,
-/// sender avatar, group name, attachment thumbnail, actions). Everything from the feed is inserted
-/// as text, never as markup.
+/// The flow column lists events in (as sentences), decisions, commands out and outcomes as they
+/// happen, each with its event time. The other column has one card per message: its text, time and
+/// trace id, the decisions against delivering it, and each command drawn as an iOS banner and as an
+/// Android notification (title, subtitle, body, sender avatar, group name, attachment thumbnail,
+/// actions) with the sink's outcome; a local notification the app did not take and the push that
+/// replaced it say so. Everything from the feed is inserted as text, never as markup.
 enum ConsolePage {
     /// The page with `initial` (entries' JSON) embedded.
     static func html(initial: [ConsoleFeed.Item]) -> String {
@@ -73,6 +75,12 @@ enum ConsolePage {
         .silent { color:#6e6e73; font-size:13px; padding:6px 0; }
         .unresolved { color:#b26a00; font-size:11px; }
         .empty { color:var(--muted); padding:20px 0; }
+        .card { border:1px solid var(--line); border-radius:12px; padding:10px 12px; margin-bottom:16px; background:#12151b; }
+        .card-head { display:flex; gap:10px; align-items:baseline; flex-wrap:wrap; margin-bottom:8px; }
+        .card-title { font-weight:600; } .card-meta, .card-trace { color:var(--muted); font-size:12px; }
+        .card-trace { font-family:ui-monospace,monospace; }
+        .card-decision { color:var(--decision); font-size:13px; margin:2px 0 6px; }
+        .fallback { color:var(--decision); font-size:12px; }
         </style>
         </head>
         <body>
@@ -86,7 +94,7 @@ enum ConsolePage {
         </header>
         <main>
           <section><h2>Flow</h2><div id="flow"><div class="empty" id="flow-empty">Nothing has happened yet.</div></div></section>
-          <section><h2>Notifications as devices show them</h2><div id="previews"><div class="empty" id="previews-empty">No commands yet.</div></div></section>
+          <section><h2>Notifications as devices show them</h2><div id="previews"><div class="empty" id="previews-empty">No notifications yet.</div></div></section>
         </main>
 
         """
@@ -94,7 +102,11 @@ enum ConsolePage {
     private static let script = #"""
         "use strict";
         const counts = { event: 0, decision: 0, command: 0, outcome: 0 };
-        const previewsByCommand = new Map();
+        // One card per message (or per command without a message): its decisions, its commands as devices
+        // show them, each command's outcome, and the local-to-push fallbacks between them.
+        const cards = new Map();          // card key -> { box, name, meta, trace, decisions, fallbacks }
+        const deliveries = new Map();     // command id -> { card, box, tag, note, userId, deviceId, path }
+        const earlyOutcomes = new Map();  // command id -> an outcome that arrived before its command
         let lastSequence = 0;
 
         function el(tag, className, text) {
@@ -133,6 +145,12 @@ enum ConsolePage {
           const isImage = /^image\//.test(p.attachmentMimeType || "");
           return imageBox(className, p.attachmentMimeType || "attachment", isImage ? p.attachmentURL : null);
         }
+        // An RFC 3339 time as the local clock time, HH:MM:SS ("" when there is none).
+        function clock(iso) {
+          const date = iso ? new Date(iso) : null;
+          if (!date || isNaN(date.getTime())) return "";
+          return date.toLocaleTimeString("en-GB", { hour12: false });
+        }
         function bump(kind) {
           counts[kind] += 1;
           document.getElementById("count-" + kind).textContent = counts[kind];
@@ -147,7 +165,7 @@ enum ConsolePage {
           const text = el("div");
           const top = el("div", "top");
           top.appendChild(el("span", "title", p.title));
-          top.appendChild(el("span", "when", "now"));
+          top.appendChild(el("span", "when", clock(p.at) || "now"));
           text.appendChild(top);
           if (p.subtitle) text.appendChild(el("div", "subtitle", p.subtitle));
           text.appendChild(el("div", "body", p.body));
@@ -166,7 +184,7 @@ enum ConsolePage {
           const card = el("div", "android");
           const app = el("div", "app");
           app.appendChild(el("span", "smallicon"));
-          app.appendChild(el("span", null, "Notify" + (p.groupName ? " • " + p.groupName : "") + " • now"));
+          app.appendChild(el("span", null, "Notify" + (p.groupName ? " • " + p.groupName : "") + " • " + (clock(p.at) || "now")));
           card.appendChild(app);
           const content = el("div", "content");
           const pic = avatar(p.senderName || p.title, p.senderImageURL);
@@ -190,9 +208,65 @@ enum ConsolePage {
           return card;
         }
 
-        function addPreview(p) {
+        function cardFor(key, title) {
+          let card = cards.get(key);
+          if (card) return card;
+          const box = el("div", "card");
+          box.dataset.card = key;
+          const head = el("div", "card-head");
+          const name = el("span", "card-title", title);
+          const meta = el("span", "card-meta");
+          const trace = el("span", "card-trace");
+          head.appendChild(name); head.appendChild(meta); head.appendChild(trace);
+          box.appendChild(head);
+          const decisions = el("div", "card-decisions");
+          box.appendChild(decisions);
+          const list = document.getElementById("previews");
+          document.getElementById("previews-empty")?.remove();
+          list.insertBefore(box, list.firstChild);
+          card = { box, name, meta, trace, decisions, fallbacks: new Map() };
+          cards.set(key, card);
+          return card;
+        }
+        function messageCard(messageId) {
+          return cardFor("message " + messageId, "message " + messageId);
+        }
+        function showTrace(card, traceId) {
+          if (traceId && !card.trace.textContent) card.trace.textContent = "trace " + traceId;
+        }
+
+        // A local notification the app could not take, then the push that replaced it: both say so.
+        function linkFallback(card, userId, deviceId) {
+          const reason = card.fallbacks.get(userId + "/" + deviceId);
+          if (reason === undefined) return;
+          for (const delivery of deliveries.values()) {
+            if (delivery.card !== card || delivery.userId !== userId || delivery.deviceId !== deviceId) continue;
+            if (delivery.path === "local") delivery.note.textContent = "the app did not take it (" + reason + "): a push follows";
+            if (delivery.path === "push") delivery.note.textContent = "fallback: sent as a push after local was undeliverable (" + reason + ")";
+          }
+        }
+
+        function setOutcome(delivery, entry) {
+          delivery.tag.textContent = entry.outcome + (entry.reason ? " (" + entry.reason + ")" : "");
+          delivery.tag.className = "tag outcome " + entry.outcome;
+          delivery.box.dataset.outcome = entry.outcome;
+          showTrace(delivery.card, entry.traceId);
+          if (entry.outcome === "undeliverable-local") {
+            delivery.card.fallbacks.set(delivery.userId + "/" + delivery.deviceId, entry.reason || "no reason given");
+            linkFallback(delivery.card, delivery.userId, delivery.deviceId);
+          }
+        }
+
+        function addPreview(entry) {
+          const p = Object.assign({ at: entry.eventAt }, entry.preview);
+          const card = entry.messageId ? messageCard(entry.messageId)
+            : cardFor("command " + p.commandId, p.silent ? "badge update" : "notification");
+          if (!card.meta.textContent) card.meta.textContent = [entry.conversationId, clock(entry.eventAt)].filter(Boolean).join(" · ");
           const box = el("div", "preview");
           box.dataset.commandId = p.commandId;
+          box.dataset.user = p.userId;
+          box.dataset.device = p.deviceId;
+          box.dataset.path = p.path;
           const to = el("div", "to");
           to.appendChild(el("b", null, p.userId));
           to.appendChild(el("span", null, p.deviceId));
@@ -202,6 +276,8 @@ enum ConsolePage {
           const outcome = el("span", "tag outcome", "pending");
           to.appendChild(outcome);
           box.appendChild(to);
+          const note = el("div", "fallback");
+          box.appendChild(note);
           if (p.silent) {
             box.appendChild(el("div", "silent", "Background push: nothing shown; badge " + (p.badge ?? "–") +
               (p.threadId ? ", clears thread " + p.threadId : "")));
@@ -217,10 +293,12 @@ enum ConsolePage {
             devices.appendChild(android);
             box.appendChild(devices);
           }
-          const list = document.getElementById("previews");
-          document.getElementById("previews-empty")?.remove();
-          list.insertBefore(box, list.firstChild);
-          previewsByCommand.set(p.commandId, outcome);
+          card.box.appendChild(box);
+          const delivery = { card, box, tag: outcome, note, userId: p.userId, deviceId: p.deviceId, path: p.path };
+          deliveries.set(p.commandId, delivery);
+          linkFallback(card, p.userId, p.deviceId);
+          const early = earlyOutcomes.get(p.commandId);
+          if (early) { earlyOutcomes.delete(p.commandId); setOutcome(delivery, early); }
         }
 
         function flowRow(entry) {
@@ -237,13 +315,14 @@ enum ConsolePage {
             const p = entry.preview;
             main = p.path + " to " + p.userId + " / " + p.deviceId + " (" + p.platform + ", " + p.provider + ")" +
               (p.silent ? ": background badge " + p.badge : ": " + p.title + ": " + p.body);
-            sub = p.commandId;
+            sub = entry.messageId ? "message " + entry.messageId : "";
           } else if (entry.kind === "outcome") {
             main = entry.outcome + (entry.reason ? " (" + entry.reason + ")" : "") + " by " + entry.sink + " for " + entry.userId + " / " + entry.deviceId;
-            sub = entry.commandId;
+            sub = entry.messageId ? "message " + entry.messageId : "";
           }
+          const when = clock(entry.eventAt);
           detail.appendChild(el("div", null, main));
-          detail.appendChild(el("div", "sub", sub));
+          detail.appendChild(el("div", "sub", [when, sub].filter(Boolean).join(" · ")));
           row.appendChild(detail);
           const flow = document.getElementById("flow");
           document.getElementById("flow-empty")?.remove();
@@ -256,10 +335,19 @@ enum ConsolePage {
           if (!(entry.kind in counts)) return;
           bump(entry.kind);
           flowRow(entry);
-          if (entry.kind === "command") addPreview(entry.preview);
-          if (entry.kind === "outcome") {
-            const tag = previewsByCommand.get(entry.commandId);
-            if (tag) { tag.textContent = entry.outcome; tag.className = "tag outcome " + entry.outcome; }
+          if (entry.kind === "event" && entry.type === "message.received" && entry.messageId) {
+            const card = messageCard(entry.messageId);
+            card.name.textContent = entry.summary;
+            card.meta.textContent = ["message " + entry.messageId, clock(entry.eventAt)].filter(Boolean).join(" · ");
+            showTrace(card, entry.traceId);
+          } else if (entry.kind === "decision" && entry.messageId) {
+            messageCard(entry.messageId).decisions.appendChild(el("div", "card-decision",
+              "no notification for " + entry.userId + (entry.deviceId ? " / " + entry.deviceId : "") + ": " + entry.reason));
+          } else if (entry.kind === "command") {
+            addPreview(entry);
+          } else if (entry.kind === "outcome") {
+            const delivery = deliveries.get(entry.commandId);
+            if (delivery) setOutcome(delivery, entry); else earlyOutcomes.set(entry.commandId, entry);
           }
         }
 

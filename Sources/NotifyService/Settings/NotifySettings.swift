@@ -5,6 +5,8 @@ public struct NotifySettings: Sendable, Hashable {
     public struct Kafka: Sendable, Hashable {
         /// `kafka.bootstrap`: `HOST:PORT,...`
         public var bootstrap: String
+        /// `kafka.connectTimeout`: how long a command waits for the bootstrap servers to answer.
+        public var connectTimeout: Duration
         /// `kafka.clientId`
         public var clientId: String
         /// `kafka.groupId`; `nil`: the command's own default group.
@@ -115,7 +117,7 @@ public struct NotifySettings: Sendable, Hashable {
     private init(_ values: [String: SettingValue]) {
         let read = ResolvedSettings(values: values)
         kafka = Kafka(
-            bootstrap: read.text("kafka.bootstrap")!, clientId: read.text("kafka.clientId")!,
+            bootstrap: read.text("kafka.bootstrap")!, connectTimeout: read.duration("kafka.connectTimeout"), clientId: read.text("kafka.clientId")!,
             groupId: read.text("kafka.groupId"), properties: read.properties("kafka.properties"),
             maxBatchSize: read.integer("kafka.maxBatchSize"))
         pipeline = Pipeline(

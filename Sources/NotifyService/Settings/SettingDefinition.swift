@@ -179,7 +179,7 @@ func suggestionSuffix(_ word: String, among candidates: [String]) -> String {
 }
 
 /// The candidate nearest to `word` by edit distance, when it is near enough to be a typo.
-func closestMatch(to word: String, among candidates: [String]) -> String? {
+public func closestMatch(to word: String, among candidates: [String]) -> String? {
     let limit = max(2, word.count / 3)
     let scored = candidates.map { ($0, editDistance(word.lowercased(), $0.lowercased())) }
     guard let best = scored.min(by: { $0.1 < $1.1 }), best.1 <= limit else { return nil }

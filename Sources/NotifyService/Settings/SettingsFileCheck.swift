@@ -8,17 +8,25 @@ import NotifyCore
 /// This is what `notify config check FILE` runs, and what every command runs on its `--config` file
 /// before it starts.
 public enum SettingsFileCheck {
-    /// All problems of the file at `path`; empty when the file is good.
-    public static func problems(inFileAt path: String) -> [SettingsProblem] {
+    /// What is wrong with a librdkafka property `name=value`, or nil when nothing is (the Kafka client
+    /// asks librdkafka; this module does not link it).
+    public typealias PropertyCheck = (_ name: String, _ value: String) -> String?
+
+    /// All problems of the file at `path`; empty when the file is good. `checkProperty` checks each
+    /// `kafka.properties` member.
+    public static func problems(inFileAt path: String, checkProperty: PropertyCheck = { _, _ in nil }) -> [SettingsProblem] {
         let source = (path as NSString).lastPathComponent
         guard let data = FileManager.default.contents(atPath: path) else {
             return [SettingsProblem(source: source, path: "", kind: .unreadable("cannot read \(path)"))]
         }
-        return problems(in: data, source: source)
+        return problems(in: data, source: source, checkProperty: checkProperty)
     }
 
     /// All problems of a configuration document; `source` names it in the messages.
-    public static func problems(in data: Data, source: String) -> [SettingsProblem] {
+    public static func problems(in data: Data, source: String, checkProperty: PropertyCheck = { _, _ in nil }) -> [SettingsProblem] {
+        if let failure = JSONSyntax.failure(in: String(decoding: data, as: UTF8.self)) {
+            return [SettingsProblem(source: source, path: "", kind: .unreadable("not valid JSON: \(failure)"))]
+        }
         let document: JSONValue
         do {
             document = try JSONDecoder().decode(JSONValue.self, from: data)
@@ -29,7 +37,15 @@ public enum SettingsFileCheck {
             return [SettingsProblem(source: source, path: "", kind: .wrongType(expected: "an object at the top", found: document.typeDescription))]
         }
         var problems: [SettingsProblem] = []
-        walk(members, prefix: "", source: source, into: &problems)
+        var properties: [String: String] = [:]
+        walk(members, prefix: "", source: source, into: &problems) { key, value in
+            if key == "kafka.properties", case .properties(let map) = value { properties = map }
+        }
+        for (name, text) in properties {
+            if let problem = checkProperty(name, text) {
+                problems.append(SettingsProblem(source: source, path: "kafka.properties.\(name)", kind: .invalidValue(problem)))
+            }
+        }
         return problems.sorted { $0.path < $1.path }
     }
 
