@@ -35,6 +35,11 @@ struct CreateTopicsCommand: AsyncParsableCommand {
             let state = created.contains(topic.name) ? "created" : "exists "
             StandardOutput.writeLine("\(state) \(topic.name) (\(topic.partitions) partitions, \(topic.cleanupPolicy))")
         }
+        StandardOutput.writeLine("""
+            Producers of chat.*: key each record as Schemas/topics.json says and prefer the murmur2 partitioner \
+            (Java's default; librdkafka and kcat: partitioner=murmur2_random). Any other deterministic partitioner \
+            works, at the cost of a hop for each misplaced record (docs/operations.md, "Producers and partitioners").
+            """)
     }
 }
 
