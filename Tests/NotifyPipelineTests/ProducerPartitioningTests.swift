@@ -1,5 +1,6 @@
 import Foundation
 import Kafka
+import Logging
 import NotifyCore
 import NotifyTestSupport
 import Synchronization
@@ -24,6 +25,21 @@ import Testing
         let counts = Mutex<[String: Int]>([:])
         var observer: PipelineObserver {
             PipelineObserver(onMisplaced: { topic, count in self.counts.withLock { $0[topic, default: 0] += count } })
+        }
+    }
+
+    /// Keeps the warnings a pipeline logs.
+    final class CapturedWarnings: LogHandler, @unchecked Sendable {
+        let lines = Mutex<[String]>([])
+        var metadata: Logger.Metadata = [:]
+        var logLevel: Logger.Level = .warning
+        subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+            get { metadata[key] }
+            set { metadata[key] = newValue }
+        }
+        func log(level: Logger.Level, message: Logger.Message, metadata: Logger.Metadata?, source: String, file: String,
+                 function: String, line: UInt) {
+            lines.withLock { $0.append(message.description) }
         }
     }
 
@@ -62,7 +78,11 @@ import Testing
         let expected = try rendered(events, configuration: configuration)
         try await withPipelineBroker { broker in
             let misplaced = MisplacedCounts()
-            let pipelines = (0..<instances).map { _ in RunningPipeline(broker, configuration: configuration, observer: misplaced.observer) }
+            let warnings = CapturedWarnings()
+            let logger = Logger(label: "producer-partitioning") { _ in warnings }
+            let pipelines = (0..<instances).map { _ in
+                RunningPipeline(broker, configuration: configuration, observer: misplaced.observer, logger: logger)
+            }
             for pipeline in pipelines { try await pipeline.ready() }
             try await Self.produce(events, with: producer, to: broker)
             let live = try await readCommands(from: broker) { $0.count >= expected.count }
@@ -83,11 +103,19 @@ import Testing
                 let used: KafkaPartitioner = producer == .kcat ? .crc32 : producer == .murmur2 ? .murmur2 : .fnv1a
                 return used.partition(of: bytes, partitionCount: 4) != KafkaPartitioner.murmur2.partition(of: bytes, partitionCount: 4)
             }
+            let partitioningWarnings = warnings.lines.withLock { $0 }.filter { $0.contains("than murmur2 of their key gives") }
             if producer == .murmur2 {
                 #expect(counts.isEmpty, "\(counts)")
+                #expect(partitioningWarnings.isEmpty, "\(partitioningWarnings)")
             } else {
                 #expect(shouldMisplace, "the scenario's keys must land elsewhere with \(producer) for this test to mean anything")
                 #expect(counts.values.reduce(0, +) > 0)
+                // One warning per misplaced topic and instance, naming the topic and the partitioner to set.
+                for topic in counts.keys {
+                    #expect(partitioningWarnings.contains { $0.contains("Records of \(topic) arrive") && $0.contains("murmur2_random") },
+                            "no warning for \(topic): \(partitioningWarnings)")
+                }
+                #expect(partitioningWarnings.count <= counts.count * instances)
             }
         }
     }
