@@ -103,7 +103,8 @@ struct SinkCommand: AsyncParsableCommand {
                     shell.metrics.recordSinkOutcome(kind: sinkKind, outcome: outcome.outcome.rawValue, reason: outcome.reason)
                     shell.console.publish(.outcome(outcome))
                 },
-                onRetry: { reason in shell.metrics.recordRetry(kind: sinkKind, reason: reason) })
+                onRetry: { reason in shell.metrics.recordRetry(kind: sinkKind, reason: reason) },
+                onReplacement: { _ in shell.metrics.recordReplacement(kind: sinkKind) })
         )
         switch kind {
         case .apns:

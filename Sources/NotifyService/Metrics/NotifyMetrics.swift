@@ -17,6 +17,7 @@ public enum MetricName {
     public static let misplacedRecords = "notify_misplaced_records_total"
     public static let sinkOutcomes = "notify_sink_outcomes_total"
     public static let retries = "notify_retries_total"
+    public static let sinkReplacements = "notify_sink_replacements_total"
     public static let inAppConnections = "notify_inapp_connections"
 
     /// (name, type, labels, meaning) of every metric above, in the order the runbook lists them.
@@ -33,6 +34,7 @@ public enum MetricName {
         (deadLetters, "counter", ["reason", "source"], "Records sent to `notify.dlq`; `reason` is a short code, `source` the input topic."),
         (sinkOutcomes, "counter", ["kind", "outcome", "reason"], "Sink results by sink kind, outcome and reason (`none` when delivered)."),
         (retries, "counter", ["kind", "reason"], "Delivery attempts repeated after a retryable failure."),
+        (sinkReplacements, "counter", ["kind"], "Commands sent again, with the platform's replacement key, because an earlier attempt was recorded but never reported (a sink crashed or lost its partition in between)."),
         (inAppConnections, "gauge", [], "WebSocket clients connected to the in-app gateway."),
     ]
 }
@@ -117,6 +119,11 @@ public struct NotifyMetrics: Sendable {
 
     public func recordRetry(kind: String, reason: String) {
         Counter(label: MetricName.retries, dimensions: [("kind", kind), ("reason", reason)], factory: factory).increment()
+    }
+
+    /// A command went out again as a replacement of an attempt that was never reported.
+    public func recordReplacement(kind: String) {
+        Counter(label: MetricName.sinkReplacements, dimensions: [("kind", kind)], factory: factory).increment()
     }
 
     public func setInAppConnections(_ count: Int) {

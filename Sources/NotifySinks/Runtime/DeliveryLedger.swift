@@ -3,8 +3,10 @@ import NotifyCore
 import Synchronization
 
 /// What one sink kind has already done, rebuilt from `notify.outcomes`: the command ids that
-/// have an outcome (so none is delivered twice, also after a restart or a redelivery) and the
-/// tokens reported invalid (so nothing more goes to them).
+/// have an outcome (so none is delivered twice, also after a restart or a redelivery), the ones
+/// with only an `attempting` record (a sink stopped between sending them and reporting: they may
+/// have reached the device, so they go out again as replacements) and the tokens reported invalid
+/// (so nothing more goes to them).
 ///
 /// Entries are forgotten once no command they could concern can still be delivered: a command
 /// expires at most the longest TTL the platforms allow (rule 14) after its event, which came
@@ -13,6 +15,8 @@ final class DeliveryLedger: Sendable {
     private struct State {
         /// Command id → when its outcome was reported.
         var decided: [String: Date] = [:]
+        /// Command id → when an attempt was recorded, for commands that may have been sent.
+        var attempted: [String: Date] = [:]
         var invalidTokens: [String: Date] = [:]
         var positions: [Int32: Int64] = [:]
         var waiters: [(target: [Int32: Int64], done: OneShot<Void>)] = []
@@ -36,7 +40,11 @@ final class DeliveryLedger: Sendable {
     func record(_ outcome: LedgerEntry) {
         state.withLock { state in
             let at = Timestamps.parse(outcome.at) ?? Date()
-            state.decided[outcome.commandId] = max(at, state.decided[outcome.commandId] ?? at)
+            if outcome.outcome == .attempting {
+                state.attempted[outcome.commandId] = max(at, state.attempted[outcome.commandId] ?? at)
+            } else {
+                state.decided[outcome.commandId] = max(at, state.decided[outcome.commandId] ?? at)
+            }
             if outcome.outcome == .tokenInvalid, let token = outcome.token, !token.isEmpty {
                 state.invalidTokens[token] = max(at, state.invalidTokens[token] ?? at)
             }
@@ -53,6 +61,7 @@ final class DeliveryLedger: Sendable {
     private func prune(_ state: inout State, now: Date) {
         let horizon = now.addingTimeInterval(-retention)
         state.decided = state.decided.filter { $0.value >= horizon }
+        state.attempted = state.attempted.filter { $0.value >= horizon }
         state.invalidTokens = state.invalidTokens.filter { $0.value >= horizon }
         state.recordedSincePruning = 0
     }
@@ -60,6 +69,12 @@ final class DeliveryLedger: Sendable {
     /// Whether `commandId` already has an outcome from this kind.
     func hasOutcome(_ commandId: String) -> Bool {
         state.withLock { $0.decided[commandId] != nil }
+    }
+
+    /// Whether an attempt of `commandId` was recorded (by this instance or an earlier one), so the
+    /// command may already be on the device.
+    func wasAttempted(_ commandId: String) -> Bool {
+        state.withLock { $0.attempted[commandId] != nil }
     }
 
     /// Whether `token` was reported invalid after the event behind a command happened (`eventTime`):

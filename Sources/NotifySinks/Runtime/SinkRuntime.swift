@@ -27,15 +27,20 @@ public struct SinkObserver: Sendable {
     public var onOutcome: @Sendable (NotificationOutcome) -> Void
     /// An attempt failed for a passing reason and will be retried.
     public var onRetry: @Sendable (_ reason: String) -> Void
+    /// A command whose earlier attempt was recorded but never reported is being sent again, as a
+    /// replacement of the copy the device may already show.
+    public var onReplacement: @Sendable (_ commandId: String) -> Void
 
     public init(
         onReady: @escaping @Sendable () -> Void = {},
         onOutcome: @escaping @Sendable (NotificationOutcome) -> Void = { _ in },
-        onRetry: @escaping @Sendable (String) -> Void = { _ in }
+        onRetry: @escaping @Sendable (String) -> Void = { _ in },
+        onReplacement: @escaping @Sendable (String) -> Void = { _ in }
     ) {
         self.onReady = onReady
         self.onOutcome = onOutcome
         self.onRetry = onRetry
+        self.onReplacement = onReplacement
     }
 }
 
@@ -79,6 +84,9 @@ public struct SinkRuntimeConfiguration: Sendable {
 ///   back only its own device;
 /// - a command id that already has an outcome from this kind (read back from `notify.outcomes`,
 ///   which is caught up before a newly assigned partition is processed) is not delivered again;
+/// - before a command's first attempt, an `attempting` record is written to `notify.outcomes` and
+///   acknowledged; a command that has one but no outcome (its sink died in between) is sent
+///   again as a replacement (``Delivery/replacesEarlierAttempt``, ``SinkObserver/onReplacement``);
 /// - a command past `expiresAt` is reported `expired`; one whose token was reported invalid
 ///   after its event is reported `token-invalid` without being sent;
 /// - passing failures are retried with ``RetryPolicy``; permanent or exhausted ones are reported
