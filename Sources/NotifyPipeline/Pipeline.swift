@@ -28,6 +28,8 @@ public struct PipelineSettings: Sendable {
     public var maximumEventTimeWait: Duration
     /// How often stage-1 tasks send changed progress marks to the partitions of notify.fanout.
     public var markInterval: Duration
+    /// How often the cluster is asked for metadata, for the probes (``PipelineObserver/onClusterCheck``).
+    public var clusterCheckInterval: Duration = .seconds(2)
 
     public init(
         client: KafkaClientConfiguration, groupId: String = "notify", stages: Set<StageName> = Set(StageName.allCases),
@@ -132,6 +134,10 @@ public final class NotifyPipeline: Sendable {
                     group.addTask { try await self.tick(runner) }
                     group.addTask { try await self.announceMarks(runner) }
                 }
+                group.addTask {
+                    let watch = ClusterWatch(client: self.settings.client, topic: Topic.dlq, interval: self.settings.clusterCheckInterval)
+                    try await watch.run(logger: self.logger, report: self.observer.onClusterCheck)
+                }
                 try await group.waitForAll()
             }
         } catch is CancellationError {
@@ -156,12 +162,15 @@ public final class NotifyPipeline: Sendable {
                     do {
                         try await runner.assign(Array(Set(partitions.map(\.partition))).sorted())
                         self.markReady(stageName)
+                        self.observer.onPartitions(logic.name, true)
                     } catch {
                         logger.critical("Could not restore the \(stageName) state: \(error)")
                     }
                 },
                 revoked: { partitions in
                     await runner.revoke(Array(Set(partitions.map(\.partition))).sorted())
+                    // The stage's eager (range) protocol gives every partition up in a revocation.
+                    self.observer.onPartitions(logic.name, false)
                 }
             ),
             logger: logger)
