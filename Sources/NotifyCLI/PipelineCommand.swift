@@ -112,7 +112,8 @@ extension PipelineObserver {
             onPartitions: { stage, held in
                 let consumer = "stage \(stage.rawValue)"
                 if held { shell.status.partitionsAssigned(consumer: consumer) } else { shell.status.partitionsRevoked(consumer: consumer, remaining: 0) }
-            })
+            },
+            onDeadLetterLost: { letter in shell.metrics.recordDeadLetterLost(source: letter.sourceTopic) })
     }
 }
 

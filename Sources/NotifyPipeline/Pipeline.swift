@@ -93,6 +93,9 @@ public final class NotifyPipeline: Sendable {
             configuration: settings.largeRecordClient(property: "message.max.bytes"),
             settings: KafkaProducerSettings(lingerMilliseconds: 1), logger: logger)
         let restorer = ChangelogRestorer(client: settings.client, admin: admin, logger: logger)
+        let deadLetters = DeadLetterWriter(
+            limit: DeadLetterLimit(of: Topic.dlq, client: settings.client, logger: logger), producer: producer, observer: observer,
+            logger: logger)
         let limits = RecordLimits(maxRecordBytes: settings.maxRecordBytes)
         do {
             try await withThrowingTaskGroup(of: Void.self) { group in
@@ -103,7 +106,7 @@ public final class NotifyPipeline: Sendable {
                     markReady("identities")
                     let runner = StageRunner(
                         logic: FanoutStageLogic(stage: stage, identities: directory), producer: producer,
-                        restorer: restorer, observer: observer, limits: limits, saveInterval: settings.saveInterval,
+                        restorer: restorer, observer: observer, limits: limits, deadLetters: deadLetters, saveInterval: settings.saveInterval,
                         merge: EventTimeMerge(
                             markedTopics: [Topic.fanoutRepartition: try await partitionCount(of: Topic.messages, admin)],
                             lateness: settings.lateness.milliseconds, maximumWait: settings.maximumEventTimeWait),
@@ -122,7 +125,7 @@ public final class NotifyPipeline: Sendable {
                 if settings.stages.contains(.route) {
                     let runner = StageRunner(
                         logic: RouteStageLogic(stage: RouteStage(configuration: settings.core)), producer: producer,
-                        restorer: restorer, observer: observer, limits: limits, saveInterval: settings.saveInterval,
+                        restorer: restorer, observer: observer, limits: limits, deadLetters: deadLetters, saveInterval: settings.saveInterval,
                         merge: EventTimeMerge(
                             markedTopics: [
                                 Topic.fanout: try await partitionCount(of: Topic.messages, admin),
@@ -245,8 +248,8 @@ public final class NotifyPipeline: Sendable {
 
 extension PipelineSettings {
     /// The client settings with room for records over the limit in `property`
-    /// (`max.partition.fetch.bytes` to read them whole, `message.max.bytes` to send
-    /// them whole to the dead-letter topic), up to four times the limit.
+    /// (`max.partition.fetch.bytes` to read them whole, `message.max.bytes` so that the producer
+    /// itself refuses no dead letter the topic takes), up to four times the limit.
     func largeRecordClient(property: String) -> KafkaClientConfiguration {
         var client = client
         if client.properties[property] == nil {

@@ -29,6 +29,9 @@ public struct PipelineObserver: Sendable {
     public var onMisplaced: @Sendable (_ topic: String, _ count: Int) -> Void
     /// A check of the Kafka cluster finished (``ClusterWatch``): it answered, or not in time.
     public var onClusterCheck: @Sendable (_ reachable: Bool) -> Void
+    /// A dead letter could not be written, even without its value, and was given up (it is logged
+    /// with its source).
+    public var onDeadLetterLost: @Sendable (_ letter: DeadLetter) -> Void
     /// A stage's consumer was given its partitions (possibly none), or gave them all up in a rebalance.
     public var onPartitions: @Sendable (_ stage: StageName, _ held: Bool) -> Void
 
@@ -43,10 +46,12 @@ public struct PipelineObserver: Sendable {
         onReleasedByMaximumWait: @escaping @Sendable (StageName, Int) -> Void = { _, _ in },
         onMisplaced: @escaping @Sendable (String, Int) -> Void = { _, _ in },
         onClusterCheck: @escaping @Sendable (Bool) -> Void = { _ in },
-        onPartitions: @escaping @Sendable (StageName, Bool) -> Void = { _, _ in }
+        onPartitions: @escaping @Sendable (StageName, Bool) -> Void = { _, _ in },
+        onDeadLetterLost: @escaping @Sendable (DeadLetter) -> Void = { _ in }
     ) {
         self.onMisplaced = onMisplaced
         self.onReleasedByMaximumWait = onReleasedByMaximumWait
+        self.onDeadLetterLost = onDeadLetterLost
         self.onClusterCheck = onClusterCheck
         self.onPartitions = onPartitions
         self.onProcessed = onProcessed

@@ -15,6 +15,8 @@ struct DeliveryProcess: Sendable {
     let ledger: DeliveryLedger
     let producer: KafkaProducer
     let topics: SinkTopics
+    /// The largest record `notify.dlq` takes.
+    let deadLetterLimit: DeadLetterLimit
     let retry: RetryPolicy
     let permits: AsyncPermits
     let observer: SinkObserver
@@ -133,7 +135,7 @@ struct DeliveryProcess: Sendable {
         let (outcome, record) = outcomeRecord(item, kind, reason: reason, token: token)
         var records = [record]
         if deadLetter {
-            records.append(deadLetterRecord(item.record, reason: reason ?? kind.rawValue))
+            records.append(await deadLetterRecord(item.record, reason: reason ?? kind.rawValue))
         }
         guard await send(records, lease: item.lease) else { return false }
         ledger.record(LedgerEntry(commandId: command.id, outcome: kind, at: outcome.at, token: token))
@@ -147,19 +149,11 @@ struct DeliveryProcess: Sendable {
     /// Dead-letters a record that is not a command at all.
     func deadLetter(_ record: KafkaRecord, reason: String, lease: PartitionLease) async -> Bool {
         logger.warning("dead-lettering", metadata: ["partition": "\(record.partition)", "offset": "\(record.offset)", "reason": "\(reason)"])
-        return await send([deadLetterRecord(record, reason: reason)], lease: lease)
+        return await send([await deadLetterRecord(record, reason: reason)], lease: lease)
     }
 
-    private func deadLetterRecord(_ record: KafkaRecord, reason: String) -> OutgoingRecord {
-        OutgoingRecord(
-            topic: topics.deadLetters, key: record.key, value: record.value,
-            headers: [
-                KafkaHeader(name: DeadLetterHeader.reason, string: reason),
-                KafkaHeader(name: DeadLetterHeader.sourceTopic, string: record.topic),
-                KafkaHeader(name: DeadLetterHeader.sourcePartition, string: String(record.partition)),
-                KafkaHeader(name: DeadLetterHeader.sourceOffset, string: String(record.offset)),
-            ]
-        )
+    private func deadLetterRecord(_ record: KafkaRecord, reason: String) async -> OutgoingRecord {
+        DeadLetter.record(of: record, reason: reason, topic: topics.deadLetters, fitting: await deadLetterLimit.bytes)
     }
 
     /// Sends until the broker acknowledges, or the partition is gone.

@@ -157,8 +157,9 @@ public final class SinkRuntime: Service, Sendable {
         let scheduler = DeliveryScheduler(
             topic: topics.commands, maxBuffered: configuration.maxBuffered, workerStarts: workerShards.map(\.continuation)
         )
+        let deadLetterLimit = DeadLetterLimit(of: topics.deadLetters, client: configuration.kafka, logger: logger)
         let delivery = DeliveryProcess(
-            sink: sink, ledger: ledger, producer: producer, topics: topics, retry: configuration.retry,
+            sink: sink, ledger: ledger, producer: producer, topics: topics, deadLetterLimit: deadLetterLimit, retry: configuration.retry,
             permits: AsyncPermits(limit: configuration.maxInFlight), observer: configuration.observer, logger: logger
         )
         let consumerCell = ConsumerCell()
