@@ -10,7 +10,8 @@ import Synchronization
 ///
 /// Entries are forgotten once no command they could concern can still be delivered: a command
 /// expires at most the longest TTL the platforms allow (rule 14) after its event, which came
-/// before its outcome, so the ledger stays as large as that window and no larger.
+/// before its outcome, so the ledger holds that window's entries, and at most as many again taken
+/// in since its last pruning (a pruning waits for as many new outcomes as it kept).
 final class DeliveryLedger: Sendable {
     private struct State {
         /// Command id → when its outcome was reported.
@@ -21,14 +22,17 @@ final class DeliveryLedger: Sendable {
         var positions: [Int32: Int64] = [:]
         var waiters: [(target: [Int32: Int64], done: OneShot<Void>)] = []
         var recordedSincePruning = 0
+        /// Entries kept by the last pruning: the next waits for as many new outcomes, so each
+        /// outcome costs constant work on average however large the ledger is.
+        var keptAtLastPruning = 0
     }
 
     let kind: String
     /// How long after its outcome an entry is kept.
     let retention: TimeInterval
     private let state = Mutex(State())
-    /// Outcomes taken in between two prunings.
-    private static let pruningInterval = 10_000
+    /// Fewest outcomes taken in between two prunings.
+    private static let minimumPruningInterval = 10_000
 
     /// - Parameter retention: the longest TTL (2,419,200 s) plus an hour for clocks that disagree.
     init(kind: String, retention: TimeInterval = TimeInterval(NotificationPolicy.maximumTTLSeconds + 3600)) {
@@ -49,7 +53,7 @@ final class DeliveryLedger: Sendable {
                 state.invalidTokens[token] = max(at, state.invalidTokens[token] ?? at)
             }
             state.recordedSincePruning += 1
-            if state.recordedSincePruning >= Self.pruningInterval { prune(&state, now: Date()) }
+            if state.recordedSincePruning >= max(Self.minimumPruningInterval, state.keptAtLastPruning) { prune(&state, now: Date()) }
         }
     }
 
@@ -64,6 +68,7 @@ final class DeliveryLedger: Sendable {
         state.attempted = state.attempted.filter { $0.value >= horizon }
         state.invalidTokens = state.invalidTokens.filter { $0.value >= horizon }
         state.recordedSincePruning = 0
+        state.keptAtLastPruning = state.decided.count + state.attempted.count + state.invalidTokens.count
     }
 
     /// Whether `commandId` already has an outcome from this kind.
