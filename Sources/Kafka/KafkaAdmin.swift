@@ -64,21 +64,10 @@ public final class KafkaAdmin: Sendable {
                     if result != RD_KAFKA_RESP_ERR_NO_ERROR { throw KafkaError(result, context: "topic \(topic.name) config \(key)") }
                 }
             }
-            let options = rd_kafka_AdminOptions_new(handle.pointer, RD_KAFKA_ADMIN_OP_CREATETOPICS)
-            defer { rd_kafka_AdminOptions_destroy(options) }
-            var errorText = [CChar](repeating: 0, count: 512)
-            rd_kafka_AdminOptions_set_operation_timeout(options, timeoutMilliseconds, &errorText, errorText.count)
-            let queue = rd_kafka_queue_new(handle.pointer)
-            defer { rd_kafka_queue_destroy(queue) }
-            rd_kafka_CreateTopics(handle.pointer, &newTopics, newTopics.count, options, queue)
-            guard let event = rd_kafka_queue_poll(queue, timeoutMilliseconds + 5_000) else {
-                throw KafkaError.client("create topics: no answer from the cluster")
+            let event = try Self.adminRequest(handle, RD_KAFKA_ADMIN_OP_CREATETOPICS, timeoutMilliseconds: timeoutMilliseconds, what: "create topics") {
+                rd_kafka_CreateTopics(handle.pointer, &newTopics, newTopics.count, $0, $1)
             }
             defer { rd_kafka_event_destroy(event) }
-            let eventError = rd_kafka_event_error(event)
-            if eventError != RD_KAFKA_RESP_ERR_NO_ERROR {
-                throw KafkaError(eventError, context: "create topics: \(String(cString: rd_kafka_event_error_string(event)))")
-            }
             var count = 0
             let results = rd_kafka_CreateTopics_result_topics(rd_kafka_event_CreateTopics_result(event), &count)
             var created: [String] = []
@@ -126,6 +115,64 @@ public final class KafkaAdmin: Sendable {
             if entry.err != RD_KAFKA_RESP_ERR_NO_ERROR { throw KafkaError(entry.err, context: "metadata of \(topic)") }
             return TopicMetadata(name: topic, partitionCount: Int(entry.partition_cnt))
         }
+    }
+
+    /// The value of the topic config `name` (`max.message.bytes`, ...) as the cluster describes it,
+    /// or `nil` when the topic does not have it. Throws when the cluster does not answer or cannot
+    /// describe configs (librdkafka's mock cluster, the embedded broker, cannot).
+    public func topicConfig(_ topic: String, _ name: String, timeoutMilliseconds: Int32 = 10_000) async throws -> String? {
+        let handle = handle
+        return try await blockingCalls.run {
+            var resource: OpaquePointer? = rd_kafka_ConfigResource_new(RD_KAFKA_RESOURCE_TOPIC, topic)
+            defer { rd_kafka_ConfigResource_destroy(resource) }
+            let event = try Self.adminRequest(
+                handle, RD_KAFKA_ADMIN_OP_DESCRIBECONFIGS, timeoutMilliseconds: timeoutMilliseconds, what: "describe configs of \(topic)"
+            ) {
+                rd_kafka_DescribeConfigs(handle.pointer, &resource, 1, $0, $1)
+            }
+            defer { rd_kafka_event_destroy(event) }
+            var resourceCount = 0
+            guard let resources = rd_kafka_DescribeConfigs_result_resources(rd_kafka_event_DescribeConfigs_result(event), &resourceCount),
+                  resourceCount > 0, let described = resources[0]
+            else { return nil }
+            let code = rd_kafka_ConfigResource_error(described)
+            if code != RD_KAFKA_RESP_ERR_NO_ERROR { throw KafkaError(code, context: "describe configs of \(topic)") }
+            var entryCount = 0
+            guard let entries = rd_kafka_ConfigResource_configs(described, &entryCount) else { return nil }
+            for index in 0..<entryCount {
+                guard let entry = entries[index], String(cString: rd_kafka_ConfigEntry_name(entry)) == name else { continue }
+                return rd_kafka_ConfigEntry_value(entry).map { String(cString: $0) }
+            }
+            return nil
+        }
+    }
+
+    /// Sends one admin request (`send` gets its options and the queue to answer on) and returns the
+    /// answer's event, which the caller destroys; throws when there is none or it carries an error.
+    private static func adminRequest(
+        _ handle: NativeHandle, _ operation: rd_kafka_admin_op_t, timeoutMilliseconds: Int32, what: String,
+        send: (OpaquePointer?, OpaquePointer?) -> Void
+    ) throws -> OpaquePointer {
+        let options = rd_kafka_AdminOptions_new(handle.pointer, operation)
+        defer { rd_kafka_AdminOptions_destroy(options) }
+        var errorText = [CChar](repeating: 0, count: 512)
+        rd_kafka_AdminOptions_set_request_timeout(options, timeoutMilliseconds, &errorText, errorText.count)
+        if operation == RD_KAFKA_ADMIN_OP_CREATETOPICS {
+            rd_kafka_AdminOptions_set_operation_timeout(options, timeoutMilliseconds, &errorText, errorText.count)
+        }
+        let queue = rd_kafka_queue_new(handle.pointer)
+        defer { rd_kafka_queue_destroy(queue) }
+        send(options, queue)
+        guard let event = rd_kafka_queue_poll(queue, timeoutMilliseconds + 5_000) else {
+            throw KafkaError.client("\(what): no answer from the cluster")
+        }
+        let eventError = rd_kafka_event_error(event)
+        if eventError != RD_KAFKA_RESP_ERR_NO_ERROR {
+            let detail = String(cString: rd_kafka_event_error_string(event))
+            rd_kafka_event_destroy(event)
+            throw KafkaError(eventError, context: "\(what): \(detail)")
+        }
+        return event
     }
 
     /// The oldest and next offsets of a partition.

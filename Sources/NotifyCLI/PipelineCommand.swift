@@ -107,7 +107,13 @@ extension PipelineObserver {
                 shell.metrics.recordEventTimeForced(stage: stage.rawValue, count: count)
                 shell.logger.warning("\(count) record(s) of the \(stage.rawValue) stage folded after the maximum event-time wait (pipeline.maxEventTimeWait): an input or a stage-1 task did not move on")
             },
-            onMisplaced: { topic, count in shell.metrics.recordMisplaced(topic: topic, count: count) })
+            onMisplaced: { topic, count in shell.metrics.recordMisplaced(topic: topic, count: count) },
+            onClusterCheck: { shell.status.clusterCheck(reachable: $0) },
+            onPartitions: { stage, held in
+                let consumer = "stage \(stage.rawValue)"
+                if held { shell.status.partitionsAssigned(consumer: consumer) } else { shell.status.partitionsRevoked(consumer: consumer, remaining: 0) }
+            },
+            onDeadLetterLost: { letter in shell.metrics.recordDeadLetterLost(source: letter.sourceTopic) })
     }
 }
 
@@ -139,12 +145,14 @@ extension NotifySettings {
             guard let stage = StageName(rawValue: name) else { throw ValidationError("pipeline.stages: unknown stage \(name)") }
             return stage
         }
-        return PipelineSettings(
+        var settings = PipelineSettings(
             client: KafkaClientConfiguration(bootstrapServers: kafka.bootstrap, clientId: kafka.clientId, properties: kafka.properties),
             groupId: kafka.groupId ?? "notify", stages: Set(names), core: core, saveInterval: pipeline.saveInterval,
             thumbnails: thumbnails.url.map {
                 ThumbnailSettings(url: $0, timeout: thumbnails.timeout, backlogLimit: Int64(thumbnails.backlogLimit))
             },
             lateness: pipeline.lateness, maximumEventTimeWait: pipeline.maxEventTimeWait)
+        settings.clusterCheckInterval = probes.checkInterval
+        return settings
     }
 }

@@ -97,13 +97,20 @@ struct SinkCommand: AsyncParsableCommand {
                 properties: settings.kafka.properties
             ),
             groupId: group, retry: RetryPolicy(maxAttempts: maxAttempts), maxInFlight: maxInFlight,
+            clusterCheckInterval: settings.probes.checkInterval,
             observer: SinkObserver(
-                onReady: { shell.status.markReady() },
+                onReady: {
+                    shell.status.markReady()
+                    shell.status.partitionsAssigned(consumer: "the sink's consumer")
+                },
                 onOutcome: { outcome in
                     shell.metrics.recordSinkOutcome(kind: sinkKind, outcome: outcome.outcome.rawValue, reason: outcome.reason)
                     shell.console.publish(.outcome(outcome))
                 },
-                onRetry: { reason in shell.metrics.recordRetry(kind: sinkKind, reason: reason) })
+                onRetry: { reason in shell.metrics.recordRetry(kind: sinkKind, reason: reason) },
+                onReplacement: { _ in shell.metrics.recordReplacement(kind: sinkKind) },
+                onClusterCheck: { shell.status.clusterCheck(reachable: $0) },
+                onPartitionsRevoked: { shell.status.partitionsRevoked(consumer: "the sink's consumer", remaining: $0) })
         )
         switch kind {
         case .apns:

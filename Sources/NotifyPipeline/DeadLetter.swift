@@ -1,4 +1,5 @@
 import Kafka
+import Logging
 import NotifyCore
 
 /// An input record the pipeline could not use, with why: sent to
@@ -20,15 +21,35 @@ public struct DeadLetter: Sendable {
         value = record.value
     }
 
-    /// The record for `notify.dlq`.
-    var record: OutgoingRecord {
-        OutgoingRecord(topic: Topic.dlq, key: key, value: value, headers: [
+    /// The record for `notify.dlq`, at most `limit` bytes: the reason, the source and the key always,
+    /// and as much of the value as fits (a cut value has the header ``DeadLetterHeader/truncated``).
+    func record(fitting limit: Int, topic: String = Topic.dlq) -> OutgoingRecord {
+        var headers = [
             KafkaHeader(name: DeadLetterHeader.reason, string: reason),
             KafkaHeader(name: DeadLetterHeader.sourceTopic, string: sourceTopic),
             KafkaHeader(name: DeadLetterHeader.sourcePartition, string: String(sourcePartition)),
             KafkaHeader(name: DeadLetterHeader.sourceOffset, string: String(sourceOffset)),
-        ])
+        ]
+        let fixed = Self.recordOverhead + (key?.count ?? 0)
+            + headers.reduce(0) { $0 + $1.name.utf8.count + ($1.value?.count ?? 0) + Self.headerOverhead }
+        guard fixed + value.count > limit else { return OutgoingRecord(topic: topic, key: key, value: value, headers: headers) }
+        let truncation = KafkaHeader(name: DeadLetterHeader.truncated, string: String(value.count))
+        let room = max(0, limit - fixed - truncation.name.utf8.count - (truncation.value?.count ?? 0) - Self.headerOverhead)
+        headers.append(truncation)
+        return OutgoingRecord(topic: topic, key: key, value: Array(value.prefix(room)), headers: headers)
     }
+
+    /// The `notify.dlq` record of `record`, which is not usable because of `reason`, within `limit` bytes
+    /// (see ``record(fitting:topic:)``).
+    public static func record(of record: KafkaRecord, reason: String, topic: String = Topic.dlq, fitting limit: Int) -> OutgoingRecord {
+        DeadLetter(record, reason: reason).record(fitting: limit, topic: topic)
+    }
+
+    /// Bytes a record takes beyond its key, value and headers, with room to spare: the record batch
+    /// header (61 bytes, one record per batch at worst) and the record's own varints and attributes.
+    static let recordOverhead = 128
+    /// A header's varints beyond its name and value.
+    static let headerOverhead = 10
 }
 
 /// The headers of a `notify.dlq` record.
@@ -37,4 +58,99 @@ public enum DeadLetterHeader {
     public static let sourceTopic = "notify-source-topic"
     public static let sourcePartition = "notify-source-partition"
     public static let sourceOffset = "notify-source-offset"
+    /// Present when the value is cut to what the dead-letter topic takes: the original value's size in bytes.
+    public static let truncated = "notify-truncated-from-bytes"
+}
+
+/// The largest record the dead-letter topic takes: its `max.message.bytes` as the cluster describes
+/// it (else Kafka's default), and no more than the client's `message.max.bytes` when that is set.
+/// Read in the background, so that a cluster slow to answer (the embedded broker cannot, and times
+/// out) never holds a start-up back; a dead letter waits for it.
+public struct DeadLetterLimit: Sendable {
+    private let reading: Task<Int, Never>
+
+    /// Kafka's default `max.message.bytes` of a topic (and `message.max.bytes` of a broker).
+    public static let kafkaDefault = 1_048_588
+
+    /// A limit known beforehand.
+    public init(bytes: Int) {
+        reading = Task { bytes }
+    }
+
+    /// Starts reading the limit of `topic` from the cluster of `client`.
+    public init(of topic: String, client: KafkaClientConfiguration, logger: Logger) {
+        reading = Task {
+            var limit = Self.kafkaDefault
+            do {
+                let admin = try KafkaAdmin(configuration: client, logger: logger)
+                if let value = try await admin.topicConfig(topic, "max.message.bytes", timeoutMilliseconds: 3_000), let bytes = Int(value) {
+                    limit = bytes
+                }
+            } catch {
+                logger.info("Could not read max.message.bytes of \(topic) (\(error)); dead letters are kept within \(limit) bytes")
+            }
+            if let clientLimit = client.properties["message.max.bytes"].flatMap(Int.init) { limit = min(limit, clientLimit) }
+            return limit
+        }
+    }
+
+    /// The limit, once read.
+    public var bytes: Int {
+        get async { await reading.value }
+    }
+}
+
+/// Writes dead letters to `notify.dlq` so that they fit what the topic takes, and never holds a
+/// partition back: each is tried three times (the third time without its value, keeping the
+/// reason and the source), and one that still fails is counted (``PipelineObserver/onDeadLetterLost``)
+/// and logged with its source, and the partition moves on.
+public struct DeadLetterWriter: Sendable {
+    /// The largest record written, key and headers included.
+    public let limit: DeadLetterLimit
+    let producer: KafkaProducer
+    let topic: String
+    let observer: PipelineObserver
+    let logger: Logger
+
+    init(limit: DeadLetterLimit, producer: KafkaProducer, topic: String = Topic.dlq, observer: PipelineObserver, logger: Logger) {
+        self.limit = limit
+        self.producer = producer
+        self.topic = topic
+        self.observer = observer
+        self.logger = logger
+    }
+
+    /// Writes `letters`; returns once each is acknowledged or given up, with those acknowledged and
+    /// their records as written.
+    func write(_ letters: [DeadLetter]) async -> (letters: [DeadLetter], records: [OutgoingRecord]) {
+        var written: (letters: [DeadLetter], records: [OutgoingRecord]) = ([], [])
+        for letter in letters {
+            if let record = await write(letter) {
+                written.letters.append(letter)
+                written.records.append(record)
+            }
+        }
+        return written
+    }
+
+    private func write(_ letter: DeadLetter) async -> OutgoingRecord? {
+        let limit = await limit.bytes
+        let attempts = [letter.record(fitting: limit, topic: topic), letter.record(fitting: limit, topic: topic), letter.record(fitting: 0, topic: topic)]
+        var lastError: (any Error)?
+        for (index, record) in attempts.enumerated() {
+            do {
+                _ = try await producer.send(record)
+                return record
+            } catch {
+                lastError = error
+                if index < attempts.count - 1 { try? await Task.sleep(for: .milliseconds(200 << index)) }
+            }
+        }
+        observer.onDeadLetterLost(letter)
+        logger.error("A dead letter could not be written; the partition moves on without it", metadata: [
+            "topic": "\(letter.sourceTopic)", "partition": "\(letter.sourcePartition)", "offset": "\(letter.sourceOffset)",
+            "reason": "\(letter.reason)", "error": "\(lastError.map { "\($0)" } ?? "")",
+        ])
+        return nil
+    }
 }

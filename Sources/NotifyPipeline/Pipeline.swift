@@ -28,6 +28,8 @@ public struct PipelineSettings: Sendable {
     public var maximumEventTimeWait: Duration
     /// How often stage-1 tasks send changed progress marks to the partitions of notify.fanout.
     public var markInterval: Duration
+    /// How often the cluster is asked for metadata, for the probes (``PipelineObserver/onClusterCheck``).
+    public var clusterCheckInterval: Duration = .seconds(2)
 
     public init(
         client: KafkaClientConfiguration, groupId: String = "notify", stages: Set<StageName> = Set(StageName.allCases),
@@ -91,6 +93,9 @@ public final class NotifyPipeline: Sendable {
             configuration: settings.largeRecordClient(property: "message.max.bytes"),
             settings: KafkaProducerSettings(lingerMilliseconds: 1), logger: logger)
         let restorer = ChangelogRestorer(client: settings.client, admin: admin, logger: logger)
+        let deadLetters = DeadLetterWriter(
+            limit: DeadLetterLimit(of: Topic.dlq, client: settings.client, logger: logger), producer: producer, observer: observer,
+            logger: logger)
         let limits = RecordLimits(maxRecordBytes: settings.maxRecordBytes)
         do {
             try await withThrowingTaskGroup(of: Void.self) { group in
@@ -101,7 +106,7 @@ public final class NotifyPipeline: Sendable {
                     markReady("identities")
                     let runner = StageRunner(
                         logic: FanoutStageLogic(stage: stage, identities: directory), producer: producer,
-                        restorer: restorer, observer: observer, limits: limits, saveInterval: settings.saveInterval,
+                        restorer: restorer, observer: observer, limits: limits, deadLetters: deadLetters, saveInterval: settings.saveInterval,
                         merge: EventTimeMerge(
                             markedTopics: [Topic.fanoutRepartition: try await partitionCount(of: Topic.messages, admin)],
                             lateness: settings.lateness.milliseconds, maximumWait: settings.maximumEventTimeWait),
@@ -120,7 +125,7 @@ public final class NotifyPipeline: Sendable {
                 if settings.stages.contains(.route) {
                     let runner = StageRunner(
                         logic: RouteStageLogic(stage: RouteStage(configuration: settings.core)), producer: producer,
-                        restorer: restorer, observer: observer, limits: limits, saveInterval: settings.saveInterval,
+                        restorer: restorer, observer: observer, limits: limits, deadLetters: deadLetters, saveInterval: settings.saveInterval,
                         merge: EventTimeMerge(
                             markedTopics: [
                                 Topic.fanout: try await partitionCount(of: Topic.messages, admin),
@@ -131,6 +136,10 @@ public final class NotifyPipeline: Sendable {
                     group.addTask { try await self.consume(with: runner) }
                     group.addTask { try await self.tick(runner) }
                     group.addTask { try await self.announceMarks(runner) }
+                }
+                group.addTask {
+                    let watch = ClusterWatch(client: self.settings.client, topic: Topic.dlq, interval: self.settings.clusterCheckInterval)
+                    try await watch.run(logger: self.logger, report: self.observer.onClusterCheck)
                 }
                 try await group.waitForAll()
             }
@@ -156,12 +165,15 @@ public final class NotifyPipeline: Sendable {
                     do {
                         try await runner.assign(Array(Set(partitions.map(\.partition))).sorted())
                         self.markReady(stageName)
+                        self.observer.onPartitions(logic.name, true)
                     } catch {
                         logger.critical("Could not restore the \(stageName) state: \(error)")
                     }
                 },
                 revoked: { partitions in
                     await runner.revoke(Array(Set(partitions.map(\.partition))).sorted())
+                    // The stage's eager (range) protocol gives every partition up in a revocation.
+                    self.observer.onPartitions(logic.name, false)
                 }
             ),
             logger: logger)
@@ -236,8 +248,8 @@ public final class NotifyPipeline: Sendable {
 
 extension PipelineSettings {
     /// The client settings with room for records over the limit in `property`
-    /// (`max.partition.fetch.bytes` to read them whole, `message.max.bytes` to send
-    /// them whole to the dead-letter topic), up to four times the limit.
+    /// (`max.partition.fetch.bytes` to read them whole, `message.max.bytes` so that the producer
+    /// itself refuses no dead letter the topic takes), up to four times the limit.
     func largeRecordClient(property: String) -> KafkaClientConfiguration {
         var client = client
         if client.properties[property] == nil {

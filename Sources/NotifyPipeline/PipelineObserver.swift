@@ -27,6 +27,13 @@ public struct PipelineObserver: Sendable {
     /// `count` records of `topic` were not in the partition murmur2 of their key gives, and were
     /// forwarded to the stage's repartition topic.
     public var onMisplaced: @Sendable (_ topic: String, _ count: Int) -> Void
+    /// A check of the Kafka cluster finished (``ClusterWatch``): it answered, or not in time.
+    public var onClusterCheck: @Sendable (_ reachable: Bool) -> Void
+    /// A dead letter could not be written, even without its value, and was given up (it is logged
+    /// with its source).
+    public var onDeadLetterLost: @Sendable (_ letter: DeadLetter) -> Void
+    /// A stage's consumer was given its partitions (possibly none), or gave them all up in a rebalance.
+    public var onPartitions: @Sendable (_ stage: StageName, _ held: Bool) -> Void
 
     public init(
         onConsumed: @escaping @Sendable ([KafkaRecord]) -> Void = { _ in },
@@ -37,10 +44,16 @@ public struct PipelineObserver: Sendable {
         onIdentityWaits: @escaping @Sendable (Int, Int) -> Void = { _, _ in },
         onProcessed: @escaping @Sendable (StageName, Duration) -> Void = { _, _ in },
         onReleasedByMaximumWait: @escaping @Sendable (StageName, Int) -> Void = { _, _ in },
-        onMisplaced: @escaping @Sendable (String, Int) -> Void = { _, _ in }
+        onMisplaced: @escaping @Sendable (String, Int) -> Void = { _, _ in },
+        onClusterCheck: @escaping @Sendable (Bool) -> Void = { _ in },
+        onPartitions: @escaping @Sendable (StageName, Bool) -> Void = { _, _ in },
+        onDeadLetterLost: @escaping @Sendable (DeadLetter) -> Void = { _ in }
     ) {
         self.onMisplaced = onMisplaced
         self.onReleasedByMaximumWait = onReleasedByMaximumWait
+        self.onDeadLetterLost = onDeadLetterLost
+        self.onClusterCheck = onClusterCheck
+        self.onPartitions = onPartitions
         self.onProcessed = onProcessed
         self.onLag = onLag
         self.onIdentityWaits = onIdentityWaits

@@ -22,6 +22,7 @@ actor StageRunner<Logic: StageLogic> {
     private let observer: PipelineObserver
     private let logger: Logger
     private let limits: RecordLimits
+    private let deadLetters: DeadLetterWriter
     private let maxBatchesInFlight = 8
     private let maxSavesInFlight = 4
     /// How long changes gather before the changelog is written; a key changed many times meanwhile
@@ -63,8 +64,9 @@ actor StageRunner<Logic: StageLogic> {
     private var offsetsStored: Task<Void, any Error>?
 
     init(logic: Logic, producer: KafkaProducer, restorer: ChangelogRestorer, observer: PipelineObserver,
-         limits: RecordLimits, saveInterval: Duration, merge: EventTimeMerge<Logic.Input>, partitionCount: Int32,
-         markPartitions: Int32?, logger: Logger) {
+         limits: RecordLimits, deadLetters: DeadLetterWriter, saveInterval: Duration, merge: EventTimeMerge<Logic.Input>,
+         partitionCount: Int32, markPartitions: Int32?, logger: Logger) {
+        self.deadLetters = deadLetters
         self.markTargets = [(logic.repartitionTopic, partitionCount)]
             + (markPartitions.flatMap { count in logic.outputTopic.map { ($0, count) } }.map { [$0] } ?? [])
         self.logic = logic
@@ -312,7 +314,8 @@ actor StageRunner<Logic: StageLogic> {
         let consumer = consumer
         let observer = observer
         let logger = logger
-        let records = output.deadLetters.isEmpty ? output.records : output.records + output.deadLetters.map(\.record)
+        let records = output.records
+        let deadLetters = deadLetters
         let stage = logic.name
         // Ordered steps, each chained to the same step of the send before, so sends overlap
         // without reordering: the outputs are enqueued after the previous outputs, and count as
@@ -328,7 +331,10 @@ actor StageRunner<Logic: StageLogic> {
         let previousAcknowledged = outputsAcknowledged
         let acknowledged = Task {
             _ = try await outputs.value.reports()
-            observer.produced(records, commands: output.commands, deadLetters: output.deadLetters)
+            // Written (or given up, counted and logged) before the offsets of this work are stored;
+            // a dead letter that fails never holds the partition back.
+            let written = await deadLetters.write(output.deadLetters)
+            observer.produced(records + written.records, commands: output.commands, deadLetters: written.letters)
             if let consumedAt { observer.onProcessed(stage, .now - consumedAt) }
             try await previousAcknowledged?.value
         }

@@ -127,6 +127,9 @@ public final class APNsStandIn: Sendable {
             return StandInReply(status: 200, delay: delay, before: accept)
         case .stall(let duration)?:
             return StandInReply(status: 503, reason: "ServiceUnavailable", delay: duration)
+        case .acceptThenHold(let duration)?:
+            accept()
+            return StandInReply(status: 200, delay: duration)
         case nil:
             accept()
             return .now(status: 200)

@@ -122,10 +122,9 @@ public final class FCMStandIn: Sendable {
         }
         if let refusal = try await play(ledger.nextAnswer(for: token), unavailableReason: "UNAVAILABLE", refusal: { status, reason, retryAfter in
             fcmError(status: status, status: Self.grpcStatus(forHTTP: status), code: reason, headers: retryAfterHeader(retryAfter))
-        }) {
+        }, accept: { ledger.accept(Message(token: token, body: Array(buffer: body))) }) {
             return refusal
         }
-        ledger.accept(Message(token: token, body: Array(buffer: body)))
         return jsonResponse(status: 200, ["name": "projects/\(projectId)/messages/\(UUID().uuidString)"])
     }
 

@@ -15,6 +15,9 @@ public enum StandInAnswer: Sendable {
     /// Hold the request for `duration`, then answer 503 without accepting it (a request the
     /// sender gave up on, or that died with it).
     case stall(Duration)
+    /// Accept at once (the notification is on the device), but hold the 200 back for `duration`:
+    /// a sender killed meanwhile never learns that it delivered.
+    case acceptThenHold(Duration)
 }
 
 /// What a stand-in received and accepted, in order, and the answers it has been told to give.
@@ -108,20 +111,27 @@ public final class StandInLedger<Received: Sendable>: Sendable {
 }
 
 /// Plays a scripted answer: returns the response to give instead of accepting (`refusal` with
-/// status, reason and Retry-After seconds), or `nil` to accept, after any delay.
+/// status, reason and Retry-After seconds), or `nil` once the request is accepted (`accept` has
+/// run) and its success may be answered, after any delay.
 func play(
-    _ answer: StandInAnswer?, unavailableReason: String, refusal: (Int, String, Int?) -> Response
+    _ answer: StandInAnswer?, unavailableReason: String, refusal: (Int, String, Int?) -> Response, accept: () -> Void
 ) async throws -> Response? {
     switch answer {
     case .error(let status, let reason, let retryAfter)?:
         return refusal(status, reason, retryAfter)
     case .slow(let delay)?:
         try await Task.sleep(for: delay)
+        accept()
         return nil
     case .stall(let duration)?:
         try await Task.sleep(for: duration)
         return refusal(503, unavailableReason, nil)
+    case .acceptThenHold(let duration)?:
+        accept()
+        try await Task.sleep(for: duration)
+        return nil
     case nil:
+        accept()
         return nil
     }
 }

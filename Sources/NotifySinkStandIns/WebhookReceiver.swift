@@ -54,10 +54,9 @@ public final class WebhookReceiver: Sendable {
         }
         if let refusal = try await play(ledger.nextAnswer(for: commandId), unavailableReason: "", refusal: { status, _, retryAfter in
             Response(status: .init(code: status), headers: retryAfterHeader(retryAfter))
-        }) {
+        }, accept: { ledger.accept(Delivery(commandId: commandId, body: body)) }) {
             return refusal
         }
-        ledger.accept(Delivery(commandId: commandId, body: body))
         return Response(status: .noContent)
     }
 }

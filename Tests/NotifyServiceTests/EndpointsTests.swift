@@ -51,6 +51,8 @@ struct EndpointsTests {
             metrics.recordSinkOutcome(kind: "apns", outcome: "token-invalid", reason: "Unregistered")
             metrics.recordRetry(kind: "fcm", reason: "429")
             metrics.setInAppConnections(5)
+            metrics.recordReplacement(kind: "apns")
+            metrics.recordDeadLetterLost(source: "chat.messages")
 
             let response = try await get("/metrics", port: port)
             #expect(response.status == 200)
@@ -60,6 +62,8 @@ struct EndpointsTests {
                 #expect(exposition.types[metric.name] == metric.type, "\(metric.name) has TYPE \(exposition.types[metric.name] ?? "none")")
             }
             #expect(exposition.value("notify_records_consumed_total", ["topic": "chat.messages"]) == 3)
+            #expect(exposition.value("notify_sink_replacements_total", ["kind": "apns"]) == 1)
+            #expect(exposition.value("notify_dlq_write_failures_total", ["source": "chat.messages"]) == 1)
             #expect(exposition.value("notify_records_produced_total", ["topic": "notify.commands"]) == 2)
             #expect(exposition.value("notify_consumer_lag", ["topic": "chat.messages", "partition": "4"]) == 17)
             #expect(exposition.value("notify_event_time_forced_total", ["stage": "route"]) == 2)

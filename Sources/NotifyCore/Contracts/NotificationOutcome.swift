@@ -26,6 +26,10 @@ public struct NotificationOutcome: Sendable, Hashable, Codable {
         case tokenInvalid = "token-invalid"
         case failed
         case undeliverableLocal = "undeliverable-local"
+        /// Not a result: the sink is about to send the command (written and acknowledged before
+        /// the request goes out), so a sink restarted after a crash knows the command may have
+        /// reached the device and sends it again as a replacement. Consumers of outcomes skip it.
+        case attempting
     }
 
     public init(

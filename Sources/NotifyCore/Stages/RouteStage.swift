@@ -356,7 +356,7 @@ public struct RouteStage: Sendable {
             output.commands.append(builder.messageCommand(record, content: content, device: device, path: .push))
         case .delivered:
             entry.recentLocal.removeAll { $0.commandId == outcome.commandId }
-        case .expired, .failed:
+        case .expired, .failed, .attempting:
             break
         }
     }

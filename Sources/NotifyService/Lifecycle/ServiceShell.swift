@@ -29,12 +29,13 @@ public struct ServiceShell: Sendable {
     public let logger: Logger
 
     public init(
-        settings: NotifySettings, logger: Logger, status: ServiceStatus = ServiceStatus(),
+        settings: NotifySettings, logger: Logger, status: ServiceStatus? = nil,
         metrics: NotifyMetrics = NotifyMetrics(), console: ConsoleFeed = ConsoleFeed()
     ) {
         self.settings = settings
         self.logger = logger
-        self.status = status
+        self.status = status ?? ServiceStatus(
+            thresholds: ProbeThresholds(clusterTimeout: settings.probes.clusterTimeout, stuckAfter: settings.probes.stuckAfter))
         self.metrics = metrics
         self.console = console
     }

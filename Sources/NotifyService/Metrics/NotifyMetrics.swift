@@ -15,8 +15,10 @@ public enum MetricName {
     public static let deadLetters = "notify_dlq_records_total"
     public static let eventTimeForced = "notify_event_time_forced_total"
     public static let misplacedRecords = "notify_misplaced_records_total"
+    public static let deadLettersLost = "notify_dlq_write_failures_total"
     public static let sinkOutcomes = "notify_sink_outcomes_total"
     public static let retries = "notify_retries_total"
+    public static let sinkReplacements = "notify_sink_replacements_total"
     public static let inAppConnections = "notify_inapp_connections"
 
     /// (name, type, labels, meaning) of every metric above, in the order the runbook lists them.
@@ -31,8 +33,10 @@ public enum MetricName {
         (eventTimeForced, "counter", ["stage"], "Records folded because they waited `pipeline.maxEventTimeWait`, not because every input had passed their event time: their order is not guaranteed."),
         (misplacedRecords, "counter", ["topic"], "Input records a producer put in another partition than murmur2 of their key gives, forwarded to the stage's repartition topic."),
         (deadLetters, "counter", ["reason", "source"], "Records sent to `notify.dlq`; `reason` is a short code, `source` the input topic."),
+        (deadLettersLost, "counter", ["source"], "Dead letters given up after three failed writes (the last without the value); each is logged with its source, and its partition moved on."),
         (sinkOutcomes, "counter", ["kind", "outcome", "reason"], "Sink results by sink kind, outcome and reason (`none` when delivered)."),
         (retries, "counter", ["kind", "reason"], "Delivery attempts repeated after a retryable failure."),
+        (sinkReplacements, "counter", ["kind"], "Commands sent again, with the platform's replacement key, because an earlier attempt was recorded but never reported (a sink crashed or lost its partition in between)."),
         (inAppConnections, "gauge", [], "WebSocket clients connected to the in-app gateway."),
     ]
 }
@@ -110,6 +114,11 @@ public struct NotifyMetrics: Sendable {
         Counter(label: MetricName.deadLetters, dimensions: [("reason", reason), ("source", source)], factory: factory).increment()
     }
 
+    /// A dead letter from `source` could not be written and was given up.
+    public func recordDeadLetterLost(source: String) {
+        Counter(label: MetricName.deadLettersLost, dimensions: [("source", source)], factory: factory).increment()
+    }
+
     public func recordSinkOutcome(kind: String, outcome: String, reason: String?) {
         Counter(label: MetricName.sinkOutcomes,
                 dimensions: [("kind", kind), ("outcome", outcome), ("reason", reason ?? "none")], factory: factory).increment()
@@ -117,6 +126,11 @@ public struct NotifyMetrics: Sendable {
 
     public func recordRetry(kind: String, reason: String) {
         Counter(label: MetricName.retries, dimensions: [("kind", kind), ("reason", reason)], factory: factory).increment()
+    }
+
+    /// A command went out again as a replacement of an attempt that was never reported.
+    public func recordReplacement(kind: String) {
+        Counter(label: MetricName.sinkReplacements, dimensions: [("kind", kind)], factory: factory).increment()
     }
 
     public func setInAppConnections(_ count: Int) {

@@ -55,6 +55,16 @@ public struct NotifySettings: Sendable, Hashable {
         public var console: Bool
     }
 
+    /// `probes.*`
+    public struct Probes: Sendable, Hashable {
+        /// `probes.checkInterval`
+        public var checkInterval: Duration
+        /// `probes.clusterTimeout`
+        public var clusterTimeout: Duration
+        /// `probes.stuckAfter`
+        public var stuckAfter: Duration
+    }
+
     /// `sink.*`
     public struct Sink: Sendable, Hashable {
         public struct APNs: Sendable, Hashable {
@@ -96,6 +106,7 @@ public struct NotifySettings: Sendable, Hashable {
     public var pipeline: Pipeline
     public var thumbnails: Thumbnails
     public var http: HTTP
+    public var probes: Probes
     /// `shutdown.gracePeriod`: the whole budget from SIGTERM to exit.
     public var shutdownGracePeriod: Duration
     /// `log.level`: `trace` … `critical`, as swift-log's `Logger.Level` raw values.
@@ -131,6 +142,9 @@ public struct NotifySettings: Sendable, Hashable {
             url: read.text("thumbnails.url"), timeout: read.duration("thumbnails.timeout"),
             backlogLimit: read.integer("thumbnails.backlogLimit"))
         http = HTTP(listen: read.address("http.listen"), console: read.boolean("http.console"))
+        probes = Probes(
+            checkInterval: read.duration("probes.checkInterval"), clusterTimeout: read.duration("probes.clusterTimeout"),
+            stuckAfter: read.duration("probes.stuckAfter"))
         shutdownGracePeriod = read.duration("shutdown.gracePeriod")
         logLevel = read.text("log.level")!
         sink = Sink(

@@ -49,6 +49,13 @@ public enum SettingsCatalogue {
               "Address of `/healthz`, `/readyz`, `/metrics` and the live console. Port 0 picks a free port."),
         .init("http.console", .boolean, default: .boolean(true),
               "Serve the live console page at `/` and its event feed at `/console/events`."),
+        // Probes
+        .init("probes.checkInterval", .seconds(0.1...60), default: .seconds(2),
+              "How often a process asks the Kafka cluster for a topic's metadata, for its probes; each check gives up after this long too."),
+        .init("probes.clusterTimeout", .seconds(1...3600), default: .seconds(15),
+              "`/readyz` answers 503 once no check of the Kafka cluster has succeeded for this long, or a consumer of the process has held no partitions for this long since losing them in a rebalance; 200 again as soon as both are back."),
+        .init("probes.stuckAfter", .seconds(5...3600), default: .seconds(60),
+              "`/healthz` answers 503, so the orchestrator restarts the process, when no check of the Kafka cluster (reachable or not) has finished for this long: the process is stuck. A lost cluster alone never fails it."),
         // Lifecycle and logs
         .init("shutdown.gracePeriod", .seconds(1...120), default: .seconds(10),
               "On SIGTERM or SIGINT: time to stop fetching, finish in-flight work and commit before the process exits anyway."),

@@ -7,10 +7,16 @@ import NotifyPipeline
 /// What the runtime does with one device's queue: dedupe, expiry, attempts with backoff, and the
 /// outcome (and dead letter) written before the command counts as done.
 struct DeliveryProcess: Sendable {
+    /// The reason of a `delivered` outcome whose command went out again after an attempt that was
+    /// never reported: the platform's replacement key made it replace the earlier copy.
+    static let replacementReason = "replacement"
+
     let sink: any NotificationSink
     let ledger: DeliveryLedger
     let producer: KafkaProducer
     let topics: SinkTopics
+    /// The largest record `notify.dlq` takes.
+    let deadLetterLimit: DeadLetterLimit
     let retry: RetryPolicy
     let permits: AsyncPermits
     let observer: SinkObserver
@@ -42,6 +48,7 @@ struct DeliveryProcess: Sendable {
         guard let expiresAt = Timestamps.parse(command.expiresAt) else {
             return await report(item, .failed, reason: "invalid expiresAt", deadLetter: true)
         }
+        let replacing = ledger.wasAttempted(command.id)
         var attempt = 1
         while true {
             if Date() >= expiresAt {
@@ -52,11 +59,21 @@ struct DeliveryProcess: Sendable {
                 permits.release()
                 return false
             }
-            let result = await sink.deliver(Delivery(command: command, json: item.record.value, attempt: attempt))
+            if attempt == 1 {
+                // Known to the ledger before anything can reach the device: after a crash from here
+                // on, the next owner sends the command again as a replacement, never as a second banner.
+                guard await recordAttempt(item) else {
+                    permits.release()
+                    return false
+                }
+                if replacing { observer.onReplacement(command.id) }
+            }
+            let result = await sink.deliver(
+                Delivery(command: command, json: item.record.value, attempt: attempt, replacesEarlierAttempt: replacing))
             let settled: Bool
             switch result {
             case .delivered:
-                settled = await report(item, .delivered)
+                settled = await report(item, .delivered, reason: replacing ? Self.replacementReason : nil)
             case .tokenInvalid(let reason, let token):
                 settled = await report(item, .tokenInvalid, reason: reason, token: token)
             case .undeliverableLocal(let reason):
@@ -85,23 +102,40 @@ struct DeliveryProcess: Sendable {
         }
     }
 
-    /// Writes the outcome (and the dead letter) and waits for the broker's acknowledgement.
-    private func report(
-        _ item: QueuedCommand, _ kind: NotificationOutcome.Kind, reason: String? = nil, token: String? = nil,
-        deadLetter: Bool = false
-    ) async -> Bool {
+    /// Writes the `attempting` record of `item` and waits for the broker's acknowledgement.
+    private func recordAttempt(_ item: QueuedCommand) async -> Bool {
+        let (outcome, record) = outcomeRecord(item, .attempting)
+        guard await send([record], lease: item.lease) else { return false }
+        ledger.record(LedgerEntry(commandId: item.command.id, outcome: .attempting, at: outcome.at, token: nil))
+        return true
+    }
+
+    /// The outcome `kind` of `item`'s command, and its record for `notify.outcomes` (continuing the command's trace).
+    private func outcomeRecord(
+        _ item: QueuedCommand, _ kind: NotificationOutcome.Kind, reason: String? = nil, token: String? = nil
+    ) -> (NotificationOutcome, OutgoingRecord) {
         let command = item.command
         let outcome = NotificationOutcome(
             id: "\(command.id):\(kind.rawValue)", at: Timestamps.format(Date()), commandId: command.id, sink: sink.kind,
             recipient: command.recipient, conversationId: command.conversationId, messageId: command.messageId,
             outcome: kind, reason: reason, token: token
         )
-        // The outcome continues the command's trace.
         let trace = TraceContext(headers: item.record.headers)?.child() ?? TraceContext.start()
-        var records = [OutgoingRecord(topic: topics.outcomes, key: Array(command.recipient.userId.utf8), value: CoreJSON.encode(outcome))
-            .traced(trace)]
+        let record = OutgoingRecord(topic: topics.outcomes, key: Array(command.recipient.userId.utf8), value: CoreJSON.encode(outcome))
+            .traced(trace)
+        return (outcome, record)
+    }
+
+    /// Writes the outcome (and the dead letter) and waits for the broker's acknowledgement.
+    private func report(
+        _ item: QueuedCommand, _ kind: NotificationOutcome.Kind, reason: String? = nil, token: String? = nil,
+        deadLetter: Bool = false
+    ) async -> Bool {
+        let command = item.command
+        let (outcome, record) = outcomeRecord(item, kind, reason: reason, token: token)
+        var records = [record]
         if deadLetter {
-            records.append(deadLetterRecord(item.record, reason: reason ?? kind.rawValue))
+            records.append(await deadLetterRecord(item.record, reason: reason ?? kind.rawValue))
         }
         guard await send(records, lease: item.lease) else { return false }
         ledger.record(LedgerEntry(commandId: command.id, outcome: kind, at: outcome.at, token: token))
@@ -115,19 +149,11 @@ struct DeliveryProcess: Sendable {
     /// Dead-letters a record that is not a command at all.
     func deadLetter(_ record: KafkaRecord, reason: String, lease: PartitionLease) async -> Bool {
         logger.warning("dead-lettering", metadata: ["partition": "\(record.partition)", "offset": "\(record.offset)", "reason": "\(reason)"])
-        return await send([deadLetterRecord(record, reason: reason)], lease: lease)
+        return await send([await deadLetterRecord(record, reason: reason)], lease: lease)
     }
 
-    private func deadLetterRecord(_ record: KafkaRecord, reason: String) -> OutgoingRecord {
-        OutgoingRecord(
-            topic: topics.deadLetters, key: record.key, value: record.value,
-            headers: [
-                KafkaHeader(name: DeadLetterHeader.reason, string: reason),
-                KafkaHeader(name: DeadLetterHeader.sourceTopic, string: record.topic),
-                KafkaHeader(name: DeadLetterHeader.sourcePartition, string: String(record.partition)),
-                KafkaHeader(name: DeadLetterHeader.sourceOffset, string: String(record.offset)),
-            ]
-        )
+    private func deadLetterRecord(_ record: KafkaRecord, reason: String) async -> OutgoingRecord {
+        DeadLetter.record(of: record, reason: reason, topic: topics.deadLetters, fitting: await deadLetterLimit.bytes)
     }
 
     /// Sends until the broker acknowledges, or the partition is gone.

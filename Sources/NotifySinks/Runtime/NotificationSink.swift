@@ -2,9 +2,10 @@ import NotifyCore
 
 /// A sink kind: the part of a sink that talks to one delivery service.
 ///
-/// Everything else (reading `notify.commands`, per-device order, at-most-once delivery across
-/// restarts, expiry, retries with backoff, the dead-letter topic, outcomes and offset commits) is
-/// done by ``SinkRuntime`` for every kind alike. To add a kind:
+/// Everything else (reading `notify.commands`, per-device order, one delivery per command id also
+/// across restarts (after a crash, a replacement of the copy that may be on the device), expiry,
+/// retries with backoff, the dead-letter topic, outcomes and offset commits) is done by
+/// ``SinkRuntime`` for every kind alike. To add a kind:
 ///
 /// 1. Write a `Sendable` type conforming to `NotificationSink`. ``accepts(_:)`` picks the commands
 ///    the kind is responsible for (e.g. `path == .push && recipient.provider == .apns`); the runtime
@@ -12,7 +13,11 @@ import NotifyCore
 /// 2. ``deliver(_:)`` makes exactly one attempt and classifies what happened as a
 ///    ``DeliveryResult``. It must not retry by itself (the runtime does, honouring order and
 ///    expiry), must not throw (map every failure to a result), and should give up within a bounded
-///    time (use a request timeout).
+///    time (use a request timeout). The runtime records a command's attempt on `notify.outcomes`
+///    before the first one, so after a crash a command that may have gone out is sent again with
+///    ``Delivery/replacesEarlierAttempt`` set: send the platform's replacement key
+///    (``ReplacementKey``) on every attempt, so a second copy replaces the first on the device
+///    instead of adding another notification.
 /// 3. ``shutdown()`` releases connections; the runtime calls it once after its last delivery.
 ///
 /// Teams that prefer another language run the `webhook` kind and receive each command as a signed
@@ -36,11 +41,16 @@ public struct Delivery: Sendable {
     public var json: [UInt8]
     /// 1 for the first attempt, 2 for the first retry, ...
     public var attempt: Int
+    /// An earlier attempt of this command was recorded but never reported (a sink crashed or lost
+    /// its partition in between), so the device may already show it. Every attempt should carry
+    /// the platform's replacement key (``ReplacementKey``), so that this one replaces that copy.
+    public var replacesEarlierAttempt: Bool
 
-    public init(command: NotificationCommand, json: [UInt8], attempt: Int = 1) {
+    public init(command: NotificationCommand, json: [UInt8], attempt: Int = 1, replacesEarlierAttempt: Bool = false) {
         self.command = command
         self.json = json
         self.attempt = attempt
+        self.replacesEarlierAttempt = replacesEarlierAttempt
     }
 }
 

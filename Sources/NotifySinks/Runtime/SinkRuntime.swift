@@ -2,6 +2,7 @@ import Foundation
 import Kafka
 import Logging
 import NotifyCore
+import NotifyPipeline
 import ServiceLifecycle
 import Synchronization
 
@@ -21,21 +22,34 @@ public struct SinkTopics: Sendable, Hashable {
 /// Hooks for what a sink does, for readiness, metrics and the console. Each is called after the
 /// fact and must return quickly.
 public struct SinkObserver: Sendable {
-    /// The first assignment's outcomes are caught up: the sink is ready.
+    /// An assignment's outcomes are caught up (after every assignment, also an empty one): the sink is ready.
     public var onReady: @Sendable () -> Void
     /// An outcome was acknowledged by the broker.
     public var onOutcome: @Sendable (NotificationOutcome) -> Void
     /// An attempt failed for a passing reason and will be retried.
     public var onRetry: @Sendable (_ reason: String) -> Void
+    /// A command whose earlier attempt was recorded but never reported is being sent again, as a
+    /// replacement of the copy the device may already show.
+    public var onReplacement: @Sendable (_ commandId: String) -> Void
+    /// A check of the Kafka cluster finished (``ClusterWatch``): it answered, or not in time.
+    public var onClusterCheck: @Sendable (_ reachable: Bool) -> Void
+    /// The sink gave partitions of `notify.commands` up in a rebalance and holds `remaining` now.
+    public var onPartitionsRevoked: @Sendable (_ remaining: Int) -> Void
 
     public init(
         onReady: @escaping @Sendable () -> Void = {},
         onOutcome: @escaping @Sendable (NotificationOutcome) -> Void = { _ in },
-        onRetry: @escaping @Sendable (String) -> Void = { _ in }
+        onRetry: @escaping @Sendable (String) -> Void = { _ in },
+        onReplacement: @escaping @Sendable (String) -> Void = { _ in },
+        onClusterCheck: @escaping @Sendable (Bool) -> Void = { _ in },
+        onPartitionsRevoked: @escaping @Sendable (Int) -> Void = { _ in }
     ) {
         self.onReady = onReady
         self.onOutcome = onOutcome
         self.onRetry = onRetry
+        self.onReplacement = onReplacement
+        self.onClusterCheck = onClusterCheck
+        self.onPartitionsRevoked = onPartitionsRevoked
     }
 }
 
@@ -53,15 +67,19 @@ public struct SinkRuntimeConfiguration: Sendable {
     /// How often finished offsets are stored for commit (librdkafka commits stored offsets in
     /// the background, before partitions are revoked, and on close).
     public var storeInterval: Duration
+    /// How often the Kafka cluster is asked for metadata, for the probes (``SinkObserver/onClusterCheck``).
+    public var clusterCheckInterval: Duration
     /// Who hears about readiness, outcomes and retries.
     public var observer: SinkObserver
 
     public init(
         kafka: KafkaClientConfiguration, groupId: String? = nil, topics: SinkTopics = SinkTopics(),
         retry: RetryPolicy = RetryPolicy(), maxInFlight: Int = 512, maxBuffered: Int = 20_000,
-        storeInterval: Duration = .milliseconds(100), observer: SinkObserver = SinkObserver()
+        storeInterval: Duration = .milliseconds(100), clusterCheckInterval: Duration = .seconds(2),
+        observer: SinkObserver = SinkObserver()
     ) {
         self.observer = observer
+        self.clusterCheckInterval = clusterCheckInterval
         self.kafka = kafka
         self.groupId = groupId
         self.topics = topics
@@ -79,6 +97,9 @@ public struct SinkRuntimeConfiguration: Sendable {
 ///   back only its own device;
 /// - a command id that already has an outcome from this kind (read back from `notify.outcomes`,
 ///   which is caught up before a newly assigned partition is processed) is not delivered again;
+/// - before a command's first attempt, an `attempting` record is written to `notify.outcomes` and
+///   acknowledged; a command that has one but no outcome (its sink died in between) is sent
+///   again as a replacement (``Delivery/replacesEarlierAttempt``, ``SinkObserver/onReplacement``);
 /// - a command past `expiresAt` is reported `expired`; one whose token was reported invalid
 ///   after its event is reported `token-invalid` without being sent;
 /// - passing failures are retried with ``RetryPolicy``; permanent or exhausted ones are reported
@@ -136,8 +157,9 @@ public final class SinkRuntime: Service, Sendable {
         let scheduler = DeliveryScheduler(
             topic: topics.commands, maxBuffered: configuration.maxBuffered, workerStarts: workerShards.map(\.continuation)
         )
+        let deadLetterLimit = DeadLetterLimit(of: topics.deadLetters, client: configuration.kafka, logger: logger)
         let delivery = DeliveryProcess(
-            sink: sink, ledger: ledger, producer: producer, topics: topics, retry: configuration.retry,
+            sink: sink, ledger: ledger, producer: producer, topics: topics, deadLetterLimit: deadLetterLimit, retry: configuration.retry,
             permits: AsyncPermits(limit: configuration.maxInFlight), observer: configuration.observer, logger: logger
         )
         let consumerCell = ConsumerCell()
@@ -156,6 +178,7 @@ public final class SinkRuntime: Service, Sendable {
             },
             revoked: { revoked in
                 let offsets = await scheduler.revoke(revoked.map(\.partition))
+                observer.onPartitionsRevoked(await scheduler.ownedPartitions.count)
                 guard !offsets.isEmpty, let consumer = consumerCell.consumer else { return }
                 do {
                     // The consumer commits stored offsets before it gives the partitions up.
@@ -196,6 +219,10 @@ public final class SinkRuntime: Service, Sendable {
                 }
             }
             group.addTask { try await self.storePeriodically(consumer: consumer, scheduler: scheduler) }
+            group.addTask {
+                let watch = ClusterWatch(client: self.configuration.kafka, topic: topics.commands, interval: self.configuration.clusterCheckInterval)
+                try await watch.run(logger: logger, report: observer.onClusterCheck)
+            }
             let closed = OneShot<Void>()
             group.addTask {
                 // Closing leaves the group: the revoked hook lets attempts under way finish and

@@ -23,6 +23,20 @@ import Testing
         #expect(ledger.isInvalidated(token: "t-new", eventTime: now.addingTimeInterval(-20)))
     }
 
+    /// Taking outcomes in prunes by itself: after 10,000 (or, for a larger ledger, as many as the
+    /// last pruning kept), what is past the retention is gone and what is within it stays.
+    @Test func outcomesTakenInPruneTheLedgerByThemselves() {
+        let ledger = DeliveryLedger(kind: "apns", retention: 60)
+        ledger.record(LedgerEntry(commandId: "expired", outcome: .delivered, at: Timestamps.format(Date().addingTimeInterval(-3_600))))
+        for index in 0..<9_998 {
+            ledger.record(LedgerEntry(commandId: "c\(index)", outcome: .delivered, at: Timestamps.format(Date())))
+        }
+        #expect(ledger.hasOutcome("expired"), "no pruning before 10,000 outcomes")
+        ledger.record(LedgerEntry(commandId: "last", outcome: .delivered, at: Timestamps.format(Date())))
+        #expect(!ledger.hasOutcome("expired"))
+        #expect(ledger.hasOutcome("c0") && ledger.hasOutcome("last"))
+    }
+
     @Test func theDefaultRetentionOutlastsEveryCommandsTTL() {
         #expect(DeliveryLedger(kind: "apns").retention > 2_419_200)
     }

@@ -62,8 +62,13 @@ func readTopic(_ topic: String, on broker: EmbeddedBroker) async throws -> [Kafk
     return records
 }
 
-/// The outcomes on notify.outcomes, decoded.
+/// The results on notify.outcomes, decoded (without the `attempting` records written before each first attempt).
 func readOutcomes(on broker: EmbeddedBroker) async throws -> [NotificationOutcome] {
+    try await readOutcomeRecords(on: broker).filter { $0.outcome != .attempting }
+}
+
+/// Every record on notify.outcomes, `attempting` ones included, decoded.
+func readOutcomeRecords(on broker: EmbeddedBroker) async throws -> [NotificationOutcome] {
     try await readTopic("notify.outcomes", on: broker).map { try JSONDecoder().decode(NotificationOutcome.self, from: Data($0.value)) }
 }
 

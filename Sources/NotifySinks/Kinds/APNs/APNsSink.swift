@@ -11,6 +11,10 @@ import NotifyCore
 /// `DeviceTokenNotForTopic` make the token invalid; 403 `ExpiredProviderToken` renews the
 /// provider token and tries once more at once; 429 and 5xx are retried with backoff (honouring
 /// `Retry-After`); any other 4xx is rejected for good.
+///
+/// Every request carries an `apns-collapse-id`: the rendering's own when it has one, else
+/// ``ReplacementKey/forCommand(_:)``, so a command sent again after a crash replaces its first
+/// copy on the device.
 public final class APNsSink: NotificationSink {
     public let kind = "apns"
     /// APNs refuses payloads over 4 KiB (rule 14).
@@ -33,11 +37,14 @@ public final class APNsSink: NotificationSink {
     }
 
     public func deliver(_ delivery: Delivery) async -> DeliveryResult {
-        guard let rendering = delivery.command.apns else { return .rejected(reason: "MissingAPNsRendering") }
+        guard var rendering = delivery.command.apns else { return .rejected(reason: "MissingAPNsRendering") }
         let payload = CoreJSON.encode(rendering.payload)
         guard payload.count <= Self.maximumPayloadBytes else { return .rejected(reason: "PayloadTooLarge") }
         guard !rendering.token.isEmpty, rendering.token.utf8.allSatisfy(isHexDigit) else {
             return .tokenInvalid(reason: "BadDeviceToken", token: rendering.token)
+        }
+        if rendering.headers["apns-collapse-id"] == nil {
+            rendering.headers["apns-collapse-id"] = ReplacementKey.forCommand(delivery.command.id)
         }
         let first = await send(rendering, payload: payload)
         guard case .expiredProviderToken(let rejected) = first else { return first.result }

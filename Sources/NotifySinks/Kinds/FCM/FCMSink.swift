@@ -10,6 +10,12 @@ import NotifyCore
 /// `INTERNAL` (and other 5xx) are retried with backoff honouring `Retry-After`; a 401 renews the
 /// access token and tries once more; `INVALID_ARGUMENT`, `SENDER_ID_MISMATCH` and other 4xx are
 /// rejected for good.
+///
+/// A message that shows a notification carries a replacement key, so a command sent again after
+/// a crash replaces its first copy on the device: Android's `android.notification.tag` and, for
+/// iOS through FCM, `apns.headers.apns-collapse-id`, each the rendering's own when it has one
+/// (the renderer tags Android notifications by conversation), else
+/// ``ReplacementKey/forCommand(_:)``.
 public final class FCMSink: NotificationSink {
     public let kind = "fcm"
 
@@ -31,7 +37,8 @@ public final class FCMSink: NotificationSink {
 
     public func deliver(_ delivery: Delivery) async -> DeliveryResult {
         guard let rendering = delivery.command.fcm else { return .rejected(reason: "MissingFCMRendering") }
-        let body = CoreJSON.encode(.object(["message": rendering.message]))
+        let message = Self.withReplacementKeys(rendering.message, key: ReplacementKey.forCommand(delivery.command.id))
+        let body = CoreJSON.encode(.object(["message": message]))
         let token = rendering.message["token"]?.stringValue ?? ""
         let first = await send(body, token: token)
         guard case .unauthenticated(let rejected) = first else { return first.result }
@@ -88,6 +95,28 @@ public final class FCMSink: NotificationSink {
             if status == 429 || status >= 500 { return .result(.retryable(reason: reason, retryAfter: response.retryAfter)) }
             return .result(.rejected(reason: reason))
         }
+    }
+
+    /// `message` with `key` as `android.notification.tag` and `apns.headers.apns-collapse-id` where
+    /// the message has that block and no key of its own.
+    static func withReplacementKeys(_ message: JSONValue, key: String) -> JSONValue {
+        guard case .object(var members) = message else { return message }
+        if case .object(var android)? = members["android"], case .object(var notification)? = android["notification"],
+           notification["tag"] == nil {
+            notification["tag"] = .string(key)
+            android["notification"] = .object(notification)
+            members["android"] = .object(android)
+        }
+        if case .object(var apns)? = members["apns"] {
+            var headers: [String: JSONValue] = [:]
+            if case .object(let existing)? = apns["headers"] { headers = existing }
+            if headers["apns-collapse-id"] == nil {
+                headers["apns-collapse-id"] = .string(key)
+                apns["headers"] = .object(headers)
+                members["apns"] = .object(apns)
+            }
+        }
+        return .object(members)
     }
 
     /// FCM's error code: `error.details[].errorCode` of the `FcmError` detail, else `error.status`.

@@ -1,8 +1,10 @@
 import Foundation
 import Hummingbird
+import HummingbirdCore
 import HummingbirdWebSocket
 import Logging
 import NIOCore
+import NIOHTTP1
 import NotifyCore
 import Synchronization
 
@@ -10,8 +12,10 @@ import Synchronization
 /// receives its device's `local` commands.
 ///
 /// A client connects with `Authorization: Bearer <JWT>`: HS256 with the shared secret, claims
-/// `sub` (user id), `did` (device id) and `exp`. Unsigned, forged, expired or incomplete tokens
-/// get 401. A connected device receives one command JSON per text frame, in order, and answers
+/// `sub` (user id), `did` (device id) and `exp`. A request for `/v1/stream` (a WebSocket upgrade
+/// or not) whose token is missing, unsigned, forged, expired or incomplete gets `401` with
+/// `WWW-Authenticate: Bearer realm="notify", error="invalid_token", error_description="…"`, and its
+/// connection is closed. A connected device receives one command JSON per text frame, in order, and answers
 /// each with `{"ack": "<command id>"}`. A newer connection of the same device replaces the older.
 public final class InAppGateway: Sendable {
     /// The path clients connect to.
@@ -42,9 +46,17 @@ public final class InAppGateway: Sendable {
                 let device = try self.authenticate(context.request)
                 try await self.handle(device: device, inbound: inbound, outbound: outbound)
             }
+            let webSocketResponder = router.buildResponder()
+            let server = HTTPServerBuilder { responder in
+                GatewayChannel(
+                    upgrade: HTTP1WebSocketUpgradeChannel(
+                        responder: responder, webSocketResponder: webSocketResponder,
+                        configuration: HTTP1WebSocketUpgradeChannel.Configuration()),
+                    refusal: { head in self.refusal(of: head) })
+            }
             return Application(
                 router: Router(),
-                server: .http1WebSocketUpgrade(webSocketRouter: router),
+                server: server,
                 configuration: .init(address: .hostname(host, port: port)),
                 onServerRunning: onServerRunning,
                 logger: logger
@@ -70,15 +82,32 @@ public final class InAppGateway: Sendable {
 
     /// The device named by the request's bearer token, or 401.
     private func authenticate(_ request: Request) throws -> DeviceAddress {
-        guard let authorization = request.headers[.authorization],
-              authorization.lowercased().hasPrefix("bearer ")
-        else { throw HTTPError(.unauthorized) }
+        switch device(authorization: request.headers[.authorization]) {
+        case .success(let device): return device
+        case .failure: throw HTTPError(.unauthorized)
+        }
+    }
+
+    /// Why a request for the gateway's path may not go on, or `nil` (any other path goes on: 404).
+    private func refusal(of head: HTTPRequestHead) -> String? {
+        guard head.uri.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false).first == Substring(Self.path) else {
+            return nil
+        }
+        if case .failure(let refusal) = device(authorization: head.headers.first(name: "authorization")) { return refusal.description }
+        return nil
+    }
+
+    /// The device a bearer `Authorization` value names, or why it names none.
+    private func device(authorization: String?) -> Result<DeviceAddress, TokenRefusal> {
+        guard let authorization, authorization.lowercased().hasPrefix("bearer ") else {
+            return .failure(TokenRefusal(description: "a bearer token is required"))
+        }
         let token = String(authorization.dropFirst("bearer ".count)).trimmingCharacters(in: .whitespaces)
         guard let claims = try? JSONWebToken.verifyHS256(token, secret: secret.bytes),
               let userId = claims["sub"]?.stringValue, !userId.isEmpty,
               let deviceId = claims["did"]?.stringValue, !deviceId.isEmpty
-        else { throw HTTPError(.unauthorized) }
-        return DeviceAddress(userId: userId, deviceId: deviceId)
+        else { return .failure(TokenRefusal(description: "the token is not signed by this gateway, has expired, or lacks sub or did")) }
+        return .success(DeviceAddress(userId: userId, deviceId: deviceId))
     }
 
     private func handle(device: DeviceAddress, inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter) async throws {
@@ -103,6 +132,11 @@ public final class InAppGateway: Sendable {
             connection.acknowledge(acknowledged)
         }
     }
+}
+
+/// Why a bearer token was refused, as the `WWW-Authenticate` challenge says it.
+struct TokenRefusal: Error, CustomStringConvertible {
+    let description: String
 }
 
 /// A device as the gateway knows it: user id and device id.

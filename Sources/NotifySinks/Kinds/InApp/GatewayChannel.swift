@@ -1,0 +1,71 @@
+import HummingbirdCore
+import HummingbirdWebSocket
+import Logging
+import NIOCore
+import NIOHTTP1
+
+/// The gateway's connections: Hummingbird's HTTP/1 channel with the WebSocket upgrade, and in
+/// front of the upgrade a check of the bearer token. Hummingbird answers a refused upgrade with a
+/// bare `400` (and a plain request for the gateway's path with `404`); for a request whose token is
+/// missing or refused, that answer becomes `401` with a `WWW-Authenticate` challenge (RFC 6750).
+struct GatewayChannel: ServerChildChannel {
+    typealias Value = HTTP1WebSocketUpgradeChannel.Value
+
+    let upgrade: HTTP1WebSocketUpgradeChannel
+    /// `nil` when the request may go on, else what is wrong with its token.
+    let refusal: @Sendable (HTTPRequestHead) -> String?
+
+    func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
+        upgrade.setup(channel: channel, logger: logger).flatMapThrowing { value in
+            let pipeline = channel.pipeline.syncOperations
+            let upgrader = try pipeline.handler(type: NIOTypedHTTPServerUpgradeHandler<HTTP1WebSocketUpgradeChannel.UpgradeResult>.self)
+            try pipeline.addHandler(BearerTokenChallenge(refusal: refusal), position: .before(upgrader))
+            return value
+        }
+    }
+
+    func handle(value: Value, logger: Logger) async {
+        await upgrade.handle(value: value, logger: logger)
+    }
+}
+
+/// Looks at a connection's first request: one whose token is accepted (or that is not for the
+/// gateway's path) goes on and the handler leaves the pipeline; for one whose token is refused, the
+/// `400` or `404` the server answers becomes `401` with `WWW-Authenticate`.
+final class BearerTokenChallenge: ChannelDuplexHandler, RemovableChannelHandler {
+    typealias InboundIn = HTTPServerRequestPart
+    typealias InboundOut = HTTPServerRequestPart
+    typealias OutboundIn = HTTPServerResponsePart
+    typealias OutboundOut = HTTPServerResponsePart
+
+    private let refusal: @Sendable (HTTPRequestHead) -> String?
+    /// What is wrong with the request's token, once its head was read and found wanting.
+    private var problem: String?
+
+    init(refusal: @escaping @Sendable (HTTPRequestHead) -> String?) {
+        self.refusal = refusal
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        guard problem == nil, case .head(let head) = unwrapInboundIn(data) else {
+            context.fireChannelRead(data)
+            return
+        }
+        problem = refusal(head)
+        context.fireChannelRead(data)
+        // After an accepted head come the WebSocket's bytes, which are not this handler's business.
+        if problem == nil { context.pipeline.syncOperations.removeHandler(context: context, promise: nil) }
+    }
+
+    func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
+        guard let problem, case .head(var head) = unwrapOutboundIn(data), head.status == .badRequest || head.status == .notFound else {
+            context.write(data, promise: promise)
+            return
+        }
+        head.status = .unauthorized
+        let description = problem.replacingOccurrences(of: "\"", with: "'")
+        head.headers.replaceOrAdd(
+            name: "WWW-Authenticate", value: "Bearer realm=\"notify\", error=\"invalid_token\", error_description=\"\(description)\"")
+        context.write(wrapOutboundOut(.head(head)), promise: promise)
+    }
+}
