@@ -98,8 +98,6 @@ struct EventTimeMerge<Input: Sendable>: Sendable {
         self.maximumWait = maximumWait
     }
 
-    var isEmpty: Bool { buffer.isEmpty }
-
     /// The earliest event time buffered.
     var earliest: Int64? { buffer.first?.input.order.milliseconds }
 

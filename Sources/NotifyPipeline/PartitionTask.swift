@@ -171,8 +171,8 @@ struct PartitionTask<Logic: StageLogic>: Sendable {
             KafkaHeader(name: RepartitionHeader.source, string: "\(record.topic)/\(record.partition)@\(record.offset)"),
         ]
         let likely = KafkaPartitioner.candidates(for: key, partition: record.partition, partitionCount: partitionCount)
-        return (OutgoingRecord(topic: logic.repartitionTopic, key: key, value: record.value, headers: headers, partition: owner,
-                               timestampMilliseconds: record.timestampMilliseconds), likely)
+        // No timestamp of the producer's: ``stampMarks`` takes a record's timestamp for its event time.
+        return (OutgoingRecord(topic: logic.repartitionTopic, key: key, value: record.value, headers: headers, partition: owner), likely)
     }
 
     /// The progress mark in a record's headers, if it has one.
@@ -204,7 +204,8 @@ struct PartitionTask<Logic: StageLogic>: Sendable {
     }
 
     /// Adds the `notify-mark` header to the stage's output records of `topic` made since `start`: each
-    /// says the earliest time of any record after it (the later ones of the batch, then `mark`).
+    /// says the earliest time of any record after it (the later ones of the batch, then `mark`). The
+    /// records the stage makes carry their event time as timestamp; forwarded ones carry none.
     func stampMarks(_ records: inout [OutgoingRecord], from start: Int = 0, topic: String, mark: ProgressMark) {
         var after = mark
         for index in records.indices.reversed() where index >= start && records[index].topic == topic {
@@ -239,7 +240,7 @@ struct PartitionTask<Logic: StageLogic>: Sendable {
     /// records that waited out the merge's maximum wait are folded, and event time advances by the
     /// wall-clock time since the last record (never past a record still buffered), so identity waits
     /// end.
-    mutating func advanceClock(logic: Logic, limits: RecordLimits, lag: [TopicPartition: Int64] = [:], now wall: ContinuousClock.Instant) -> TaskOutput {
+    mutating func advanceClock(logic: Logic, lag: [TopicPartition: Int64] = [:], now wall: ContinuousClock.Instant) -> TaskOutput {
         var output = TaskOutput()
         for topic in logic.inputTopics {
             merge.noteLag(topic, lagging: (lag[TopicPartition(topic: topic, partition: partition)] ?? 0) > 0, now: wall)

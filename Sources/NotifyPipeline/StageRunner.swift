@@ -67,8 +67,9 @@ actor StageRunner<Logic: StageLogic> {
          limits: RecordLimits, deadLetters: DeadLetterWriter, saveInterval: Duration, merge: EventTimeMerge<Logic.Input>,
          partitionCount: Int32, markPartitions: Int32?, logger: Logger) {
         self.deadLetters = deadLetters
-        self.markTargets = [(logic.repartitionTopic, partitionCount)]
-            + (markPartitions.flatMap { count in logic.outputTopic.map { ($0, count) } }.map { [$0] } ?? [])
+        var markTargets = [(topic: logic.repartitionTopic, partitions: partitionCount)]
+        if let markPartitions, let output = logic.outputTopic { markTargets.append((output, markPartitions)) }
+        self.markTargets = markTargets
         self.logic = logic
         self.partitionCount = partitionCount
         self.merge = merge
@@ -92,12 +93,13 @@ actor StageRunner<Logic: StageLogic> {
         var output = TaskOutput()
         let lag = (try? consumer?.lag()) ?? [:]
         let now = ContinuousClock.now
+        let clock = instanceClock(now: now)
         for (partition, records) in byPartition.sorted(by: { $0.key < $1.key }) {
             guard tasks[partition] != nil else {
                 logger.debug("Records of a partition given up are dropped", metadata: ["partition": "\(partition)"])
                 continue
             }
-            output.append(work(partition, now: now) { $0.process(records, logic: logic, limits: limits, lag: lag, now: now) })
+            output.append(work(partition, now: now, clock: clock) { $0.process(records, logic: logic, limits: limits, lag: lag, now: now) })
         }
         observer.consumed(batch.filter { !$0.value.isEmpty || PartitionTask<Logic>.mark(of: $0) == nil })
         processedSinceTick = true
@@ -110,8 +112,9 @@ actor StageRunner<Logic: StageLogic> {
     func broadcast(_ records: [KafkaRecord], of topic: String, lagging: [Int32: Bool]) async throws {
         var output = TaskOutput()
         let now = ContinuousClock.now
+        let clock = instanceClock(now: now)
         for partition in tasks.keys.sorted() {
-            output.append(work(partition, now: now) { task in
+            output.append(work(partition, now: now, clock: clock) { task in
                 var output = TaskOutput()
                 for record in records {
                     output.append(task.hear(record, source: Self.source(record.topic, record.partition), logic: logic, limits: limits, now: now))
@@ -127,12 +130,14 @@ actor StageRunner<Logic: StageLogic> {
     static func source(_ topic: String, _ partition: Int32) -> String { "\(topic)#\(partition)" }
 
     /// Runs `body` on a task, taken out of the table while it works (so its state is changed in
-    /// place, not copied), and marks the records it made with the task's progress (stage 1).
-    private func work(_ partition: Int32, now: ContinuousClock.Instant, _ body: (inout PartitionTask<Logic>) -> TaskOutput) -> TaskOutput {
+    /// place, not copied), and marks the records it made with the task's progress; `clock` is the
+    /// instance's event clock as the batch began (see ``instanceClock(now:)``).
+    private func work(
+        _ partition: Int32, now: ContinuousClock.Instant, clock: Int64?, _ body: (inout PartitionTask<Logic>) -> TaskOutput
+    ) -> TaskOutput {
         guard var task = tasks.removeValue(forKey: partition) else { return TaskOutput() }
         var output = body(&task)
         if output.records.contains(where: { !$0.value.isEmpty }) {
-            let clock = instanceClock(now: now, including: task)
             for (topic, _) in markTargets {
                 task.stampMarks(&output.records, topic: topic, mark: task.progressMark(for: topic, logic: logic, instanceClock: clock, now: now))
             }
@@ -142,8 +147,8 @@ actor StageRunner<Logic: StageLogic> {
     }
 
     /// The event clock of the instance's busiest task (see ``EventTimeMerge/eventClock(now:)``).
-    private func instanceClock(now: ContinuousClock.Instant, including extra: PartitionTask<Logic>? = nil) -> Int64? {
-        (tasks.values.compactMap { $0.merge.eventClock(now: now) } + [extra?.merge.eventClock(now: now)].compactMap { $0 }).max()
+    private func instanceClock(now: ContinuousClock.Instant) -> Int64? {
+        tasks.values.compactMap { $0.merge.eventClock(now: now) }.max()
     }
 
     /// Sends each task's progress marks to every partition of each mark target when they have
@@ -171,12 +176,13 @@ actor StageRunner<Logic: StageLogic> {
     /// When no batch came since the last tick, every task saves: a quiet stage has its offsets
     /// stored without waiting for its turns.
     func tick() async throws {
-        if let lag = try? consumer?.lag(), !lag.isEmpty { observer.onLag(lag) }
-        let now = ContinuousClock.now
         let lag = (try? consumer?.lag()) ?? [:]
+        if !lag.isEmpty { observer.onLag(lag) }
+        let now = ContinuousClock.now
+        let clock = instanceClock(now: now)
         var output = TaskOutput()
         for partition in tasks.keys.sorted() {
-            output.append(work(partition, now: now) { $0.advanceClock(logic: logic, limits: limits, lag: lag, now: now) })
+            output.append(work(partition, now: now, clock: clock) { $0.advanceClock(logic: logic, lag: lag, now: now) })
         }
         if processedSinceTick {
             saveIfDue(into: &output)

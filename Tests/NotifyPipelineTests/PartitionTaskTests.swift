@@ -34,7 +34,7 @@ import Testing
             [record(Scenario.conversation("c1", members: ["alice", "bob"]), key: "c1", offset: 0, at: 0)] + messages,
             logic: logic, limits: RecordLimits(), now: read)
         #expect(output.records.count == 2, "the latest message waits until its input's time has passed it by the lateness")
-        output.append(task.advanceClock(logic: logic, limits: RecordLimits(), now: read + .milliseconds(11)))
+        output.append(task.advanceClock(logic: logic, now: read + .milliseconds(11)))
         #expect(output.records.count == 3)
         #expect(output.changelog.isEmpty)
         #expect(output.offsets.isEmpty)
@@ -44,7 +44,7 @@ import Testing
         // A message folded after the save is not in its changelog, though the records are encoded later.
         let later = Scenario.message("m3", in: "c1", from: "alice", "later", at: 4)
         _ = task.process([record(later, key: "c1", offset: 3, at: 4)], logic: logic, limits: RecordLimits(), now: read)
-        _ = task.advanceClock(logic: logic, limits: RecordLimits(), now: read + .seconds(2))
+        _ = task.advanceClock(logic: logic, now: read + .seconds(2))
         let changelog = saved.changelogRecords()
         #expect(changelog.map { String(decoding: $0.key ?? [], as: UTF8.self) } == ["c1"])
         let value = try ChangelogValue.decode(try #require(changelog.first).value)
