@@ -143,9 +143,13 @@ struct PipelineBenchmark: AsyncParsableCommand {
             }
             let numbers = start..<min(range.upperBound, start + slice)
             let now = ContinuousClock.now
+            // Event time as a chat backend stamps it: when the message was sent. (One time for every
+            // message would leave the event-time merge nothing to order by: each record would wait
+            // until every input passed that same instant.)
+            let at = EventTime(milliseconds: Int64(Date().timeIntervalSince1970 * 1000)).rfc3339
             let records = numbers.map { number -> OutgoingRecord in
                 let conversation = number % Self.conversations
-                let json = #"{"type":"message.received","id":"e\#(run)-\#(number)","at":"2026-11-22T10:00:00Z","messageId":"m\#(run)-\#(number)","conversationId":"c\#(conversation)","senderId":"u\#(2 * conversation)","kind":"text","text":"benchmark message \#(number)"}"#
+                let json = #"{"type":"message.received","id":"e\#(run)-\#(number)","at":"\#(at)","messageId":"m\#(run)-\#(number)","conversationId":"c\#(conversation)","senderId":"u\#(2 * conversation)","kind":"text","text":"benchmark message \#(number)"}"#
                 return OutgoingRecord(topic: Topic.messages, key: Array("c\(conversation)".utf8), value: Array(json.utf8))
             }
             sent.record(numbers.map { "m\(run)-\($0)" }, at: now)
