@@ -22,7 +22,7 @@ enum ProgressMark: Sendable, Hashable {
     /// more than ``announceTolerance``; any other mark when it changed.
     func differs(from previous: ProgressMark, elapsed: Duration) -> Bool {
         switch (self, previous) {
-        case (.idle(let since), .idle(let before)): since - (before + elapsed.milliseconds) > Self.announceTolerance
+        case (.idle(let since), .idle(let before)): since.saturating(minus: before.saturating(plus: elapsed.milliseconds)) > Self.announceTolerance
         case (.finished, .finished): false
         default: self != previous
         }
@@ -152,12 +152,12 @@ struct EventTimeMerge<Input: Sendable>: Sendable {
         var clock: Int64?
         for source in sources.values {
             guard let latest = source.latest else { continue }
-            clock = max(clock ?? .min, latest + (now - source.readAt).milliseconds)
+            clock = max(clock ?? .min, latest.saturating(plus: (now - source.readAt).milliseconds))
         }
         for (mark, readAt) in marks.values.flatMap(\.values) {
             switch mark {
             case .at(let time): clock = max(clock ?? .min, time)
-            case .idle(let since): clock = max(clock ?? .min, since + (now - readAt).milliseconds)
+            case .idle(let since): clock = max(clock ?? .min, since.saturating(plus: (now - readAt).milliseconds))
             case .finished: break
             }
         }
@@ -169,14 +169,14 @@ struct EventTimeMerge<Input: Sendable>: Sendable {
         let clock = eventClock(now: now)
         var floor = Int64.max
         for source in sources.values {
-            floor = min(floor, source.lagging ? source.latest ?? .min : clock.map { $0 - lateness } ?? .max)
+            floor = min(floor, source.lagging ? source.latest ?? .min : clock.map { $0.saturating(minus: lateness) } ?? .max)
         }
         for (topic, writers) in markedTopics {
             for task in 0..<writers {
                 guard let (mark, readAt) = marks[topic]?[task] else { return .min }
                 switch mark {
                 case .at(let time): floor = min(floor, time)
-                case .idle(let since): floor = min(floor, since + (now - readAt).milliseconds - lateness)
+                case .idle(let since): floor = min(floor, since.saturating(plus: (now - readAt).milliseconds).saturating(minus: lateness))
                 case .finished: break
                 }
             }
@@ -200,13 +200,13 @@ struct EventTimeMerge<Input: Sendable>: Sendable {
             if source.lagging {
                 fixed = min(fixed, source.latest ?? .min)
             } else if let latest = source.latest, now - source.readAt < Self.recentInput {
-                idleSince = min(idleSince ?? .max, latest + (now - source.readAt).milliseconds)
+                idleSince = min(idleSince ?? .max, latest.saturating(plus: (now - source.readAt).milliseconds))
             } else if let instanceClock {
                 idleSince = min(idleSince ?? .max, instanceClock)
             }
         }
         if !seen, let instanceClock { idleSince = instanceClock }
-        if fixed != .max { return .at(min(fixed, idleSince.map { $0 - lateness } ?? .max)) }
+        if fixed != .max { return .at(min(fixed, idleSince.map { $0.saturating(minus: lateness) } ?? .max)) }
         return idleSince.map { .idle(since: $0) } ?? .finished
     }
 
@@ -237,5 +237,20 @@ struct EventTimeMerge<Input: Sendable>: Sendable {
             oldest[item.input.record.topic] = item.input.record.offset
         }
         return oldest
+    }
+}
+
+extension Int64 {
+    /// `self + other`, held at `.min` / `.max` instead of overflowing: `.min` stands for "no floor
+    /// yet" (an input waiting in Kafka before its first record) and must stay the lowest time.
+    func saturating(plus other: Int64) -> Int64 {
+        let (sum, overflow) = addingReportingOverflow(other)
+        return overflow ? (other > 0 ? .max : .min) : sum
+    }
+
+    /// `self - other`, held at `.min` / `.max` instead of overflowing.
+    func saturating(minus other: Int64) -> Int64 {
+        let (difference, overflow) = subtractingReportingOverflow(other)
+        return overflow ? (other > 0 ? .min : .max) : difference
     }
 }

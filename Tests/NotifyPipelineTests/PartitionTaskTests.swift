@@ -62,3 +62,21 @@ import Testing
         #expect(again.offsets.isEmpty)
     }
 }
+
+/// The merge's times stay ordered at their extremes: an input waiting in Kafka before its first record
+/// floors at `.min`, and a mark built on it must not overflow when the lateness is taken off.
+@Suite struct EventTimeMergeTests {
+    @Test func aMarkAtTheLowestTimeNeitherOverflowsNorLetsAnythingGo() {
+        let now = ContinuousClock.now
+        var merge = EventTimeMerge<Int>(markedTopics: ["marked": 1], lateness: 10, maximumWait: .seconds(3))
+        merge.noteMark(topic: "marked", task: 0, .at(.min), now: now)
+        merge.noteLag("side", lagging: true, now: now)
+        merge.noteLag("side", lagging: false, now: now)
+        #expect(merge.floor(now: now) == .min)
+        merge.noteMark(topic: "marked", task: 0, .idle(since: .min), now: now)
+        #expect(merge.floor(now: now) == .min)
+        #expect(ProgressMark.idle(since: .min).differs(from: .idle(since: .min), elapsed: .milliseconds(1)) == false)
+        #expect(Int64.max.saturating(plus: 5) == .max)
+        #expect(Int64.min.saturating(minus: 5) == .min)
+    }
+}
