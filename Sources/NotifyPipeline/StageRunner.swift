@@ -190,8 +190,7 @@ actor StageRunner<Logic: StageLogic> {
             for partition in tasks.keys.sorted() { output.append(tasks[partition]!.save(logic: logic)) }
         }
         processedSinceTick = false
-        guard !output.isEmpty else { return }
-        try await send(output)
+        try await send(output)  // Also when only dead letters or counts came of it.
     }
 
     /// Creates (or takes back) the tasks of newly assigned partitions, with
