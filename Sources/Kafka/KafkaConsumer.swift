@@ -173,8 +173,10 @@ public final class KafkaConsumer: Sendable {
     }
 
     /// How far behind each assigned partition this consumer is: the high watermark last seen by the
-    /// fetcher minus the position of the next record to hand out. Does not ask the broker.
+    /// fetcher minus the position of the next record to fetch, plus the records fetched and not yet
+    /// handed to ``forEachBatch(_:)`` or ``batches``. Does not ask the broker.
     public func lag() throws -> [TopicPartition: Int64] {
+        let buffered = context.handoff.bufferedCounts()
         let assigned = try assignment()
         let list = makePartitionList(assigned.map { ($0, nil) })
         defer { rd_kafka_topic_partition_list_destroy(list) }
@@ -187,7 +189,7 @@ public final class KafkaConsumer: Sendable {
                 var high: Int64 = 0
                 guard rd_kafka_get_watermark_offsets(pointer, partition.topic, partition.partition, &low, &high) == RD_KAFKA_RESP_ERR_NO_ERROR,
                       high >= 0 else { continue }
-                lags[partition] = max(0, high - position)
+                lags[partition] = max(0, high - position) + (buffered[partition] ?? 0)
             }
             return lags
         }

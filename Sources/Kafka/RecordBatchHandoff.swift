@@ -6,6 +6,15 @@ import Synchronization
 final class RecordBatchHandoff: Sendable {
     private struct State {
         var buffer: [[KafkaRecord]] = []
+        /// How many records of each partition the buffer holds, with those of a batch waiting for room.
+        var buffered: [TopicPartition: Int64] = [:]
+
+        mutating func uncount(_ counts: [TopicPartition: Int64]) {
+            for (partition, count) in counts {
+                let left = (buffered[partition] ?? 0) - count
+                buffered[partition] = left > 0 ? left : nil
+            }
+        }
         var reader: CheckedContinuation<[KafkaRecord]?, any Error>?
         var writerWaiting = false
         var finished = false
@@ -23,14 +32,20 @@ final class RecordBatchHandoff: Sendable {
     /// Called on the poll thread: hands `batch` over, waiting while the buffer is full.
     /// After ``finish(throwing:)`` the batch is dropped (its offsets were never stored).
     func push(_ batch: [KafkaRecord]) {
+        // Fetched already, so counted as buffered while it waits for room (see ``bufferedCounts()``).
+        let counts = Self.counts(of: batch)
+        var counted = false
         while true {
             enum Step { case resume(CheckedContinuation<[KafkaRecord]?, any Error>), buffered, wait, dropped }
             let step = state.withLock { state -> Step in
+                if state.finished || state.reader != nil, counted { state.uncount(counts) }
                 if state.finished { return .dropped }
                 if let reader = state.reader {
                     state.reader = nil
                     return .resume(reader)
                 }
+                if !counted { state.buffered.merge(counts, uniquingKeysWith: +) }
+                counted = true
                 if state.buffer.count < capacity {
                     state.buffer.append(batch)
                     return .buffered
@@ -55,6 +70,7 @@ final class RecordBatchHandoff: Sendable {
                 let (step, wakeWriter) = state.withLock { state -> (Step, Bool) in
                     if !state.buffer.isEmpty {
                         let batch = state.buffer.removeFirst()
+                        state.uncount(Self.counts(of: batch))
                         let wake = state.writerWaiting
                         state.writerWaiting = false
                         return (.batch(batch), wake)
@@ -88,7 +104,27 @@ final class RecordBatchHandoff: Sendable {
             state.buffer = state.buffer
                 .map { $0.filter { !partitions.contains($0.topicPartition) } }
                 .filter { !$0.isEmpty }
+            for partition in partitions { state.buffered[partition] = nil }
         }
+    }
+
+    /// How many records of each partition are buffered: fetched, not yet handed to the reader.
+    func bufferedCounts() -> [TopicPartition: Int64] {
+        state.withLock { $0.buffered }
+    }
+
+    private static func counts(of batch: [KafkaRecord]) -> [TopicPartition: Int64] {
+        var counts: [TopicPartition: Int64] = [:]
+        var index = batch.startIndex
+        while index < batch.endIndex {
+            // Records of a partition come in runs: one look-up per run.
+            let partition = batch[index].topicPartition
+            var end = index + 1
+            while end < batch.endIndex, batch[end].partition == partition.partition, batch[end].topic == partition.topic { end += 1 }
+            counts[partition, default: 0] += Int64(end - index)
+            index = end
+        }
+        return counts
     }
 
     /// Ends the sequence (after what is buffered) and releases a waiting poll thread.

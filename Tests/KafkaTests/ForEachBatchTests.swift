@@ -48,3 +48,34 @@ import Testing
         }
     }
 }
+
+/// `lag()` counts the records fetched and waiting to be handed to `forEachBatch` as well as those
+/// still in Kafka: a reader that orders its inputs by it must not take a partition whose records
+/// wait in the consumer for one read to its end.
+@Suite struct LagTests {
+    @Test func countsRecordsFetchedButNotYetHandedOut() async throws {
+        let total: Int64 = 20_000
+        try await withEmbeddedBroker(topics: ["lagging": 1]) { broker in
+            let producer = try KafkaProducer(configuration: clientConfiguration(broker), logger: testLogger)
+            _ = try await producer.send((0..<total).map { record("lagging", key: "k", value: "\($0)") })
+            await producer.close()
+            let consumer = try KafkaConsumer(configuration: .init(client: clientConfiguration(broker), groupId: "lag"), logger: testLogger)
+            try consumer.subscribe(["lagging"])
+            let partition = TopicPartition(topic: "lagging", partition: 0)
+            let seen = Shared<(handedOut: Int64, lag: Int64)?>(nil)
+            struct Seen: Error {}
+            await #expect(throws: Seen.self) {
+                try await consumer.forEachBatch { batch in
+                    // Time for the poll thread to fetch ahead and fill the hand-off.
+                    try await Task.sleep(for: .milliseconds(500))
+                    let lag = try consumer.lag()[partition] ?? -1
+                    seen.withLock { $0 = (batch.last!.offset + 1, lag) }
+                    throw Seen()
+                }
+            }
+            let (handedOut, lag) = try #require(seen.withLock { $0 })
+            #expect(handedOut < total, "the first batch held every record: nothing to wait in the hand-off")
+            #expect(lag == total - handedOut)
+        }
+    }
+}
