@@ -22,11 +22,16 @@ struct PipelineBenchmark: AsyncParsableCommand {
     @Option(help: "The Schemas directory.") var schemas: String = "Schemas"
     @Option(help: "Seconds each task gathers changes before it writes its changelog (the pipeline's pipeline.saveInterval).")
     var saveInterval: Double = 5
+    @Option(help: "Milliseconds of the event-time merge's lateness allowance (the pipeline's pipeline.lateness).")
+    var lateness: Int64 = 10
+    @Option(help: "Milliseconds between the progress marks a stage's tasks send to the topics their readers merge.")
+    var markInterval: Int64 = 20
     @Option(name: .customShort("X"), help: ArgumentHelp("A librdkafka property for the pipeline's clients and the producer feeding it.", valueName: "name=value"))
     var properties: [String] = []
 
     func validate() throws {
         guard saveInterval >= 0.05 else { throw ValidationError("--save-interval wants at least 0.05 seconds, as pipeline.saveInterval") }
+        guard lateness >= 0, markInterval > 0 else { throw ValidationError("--lateness wants 0 or more, --mark-interval more than 0 milliseconds") }
         guard count > 0, rate > 0, seconds > 0 else { throw ValidationError("--count, --rate and --seconds want positive numbers") }
     }
 
@@ -58,7 +63,8 @@ struct PipelineBenchmark: AsyncParsableCommand {
         let pipeline = NotifyPipeline(
             settings: PipelineSettings(client: client, groupId: "bench-\(run)",
                                        core: try CoreConfiguration.load(schemasDirectory: schemas),
-                                       saveInterval: .milliseconds(Int64(saveInterval * 1000))),
+                                       saveInterval: .milliseconds(Int64(saveInterval * 1000)),
+                                       lateness: .milliseconds(lateness), markInterval: .milliseconds(markInterval)),
             observer: PipelineObserver(
                 onConsumed: { records in hops.consumed(records) },
                 onProduced: { _, commands, _ in acknowledged.record(commands) }),
