@@ -77,9 +77,26 @@ struct EventTimeMerge<Input: Sendable>: Sendable {
         var lagging = false
     }
 
-    /// Records waiting to be folded, in ``EventOrder`` (then arrival).
-    private(set) var buffer: [(input: DecodedInput<Input>, arrived: ContinuousClock.Instant, sequence: Int)] = []
+    /// A record waiting to be folded, with its place in the order (computed once).
+    struct Waiting: Sendable {
+        var order: EventOrder
+        var sequence: Int
+        var arrived: ContinuousClock.Instant
+        var input: DecodedInput<Input>
+
+        func precedes(_ order: EventOrder, _ sequence: Int) -> Bool {
+            (self.order, self.sequence) < (order, sequence)
+        }
+    }
+
+    /// Records waiting to be folded, from ``head`` on, in ``EventOrder`` (then arrival); those before
+    /// ``head`` were folded and are dropped now and then, not at every release (that would move the
+    /// whole backlog each time).
+    private var buffer: [Waiting] = []
+    private var head = 0
     private var sequence = 0
+    /// No record waiting arrived before this (a bound, exact after each look for overdue records).
+    private var oldestArrival: ContinuousClock.Instant?
     /// Input name (topic, or topic and partition for an input every task reads) → where it stands.
     private(set) var sources: [String: Source] = [:]
     /// Marked topic → writing task → its latest mark, and when it was read.
@@ -91,19 +108,30 @@ struct EventTimeMerge<Input: Sendable>: Sendable {
     let lateness: Int64
     /// The longest a record waits for the floors; then it is folded anyway.
     let maximumWait: Duration
+    /// The marks of the writers in this instance, read without the round trip through Kafka.
+    let localMarks: LocalProgressBoard?
+    /// The partition of the marked topics this merge reads.
+    var partition: Int32 = 0
+    /// Marked topic → local writer task → the highest sequence number read from it (see ``LocalProgressBoard``).
+    private(set) var sequencesRead: [String: [Int32: Int64]] = [:]
 
-    init(markedTopics: [String: Int32] = [:], lateness: Int64, maximumWait: Duration) {
+    init(markedTopics: [String: Int32] = [:], lateness: Int64, maximumWait: Duration, localMarks: LocalProgressBoard? = nil) {
         self.markedTopics = markedTopics
         self.lateness = lateness
         self.maximumWait = maximumWait
+        self.localMarks = localMarks
     }
 
     /// The earliest event time buffered.
-    var earliest: Int64? { buffer.first?.input.order.milliseconds }
+    var earliest: Int64? { head < buffer.count ? buffer[head].order.milliseconds : nil }
+
+    /// How many records wait.
+    var count: Int { buffer.count - head }
 
     /// Takes a record read from `source`.
     mutating func add(_ input: DecodedInput<Input>, source: String, now: ContinuousClock.Instant) {
-        let time = input.order.milliseconds
+        let order = input.order
+        let time = order.milliseconds
         if markedTopics[source] == nil {
             var clock = sources[source] ?? Source(latest: nil, readAt: now)
             if clock.latest.map({ time >= $0 }) ?? true { clock.latest = time }
@@ -111,19 +139,17 @@ struct EventTimeMerge<Input: Sendable>: Sendable {
             sources[source] = clock
         }
         sequence += 1
-        let item = (input: input, arrived: now, sequence: sequence)
-        func precedes(_ a: (input: DecodedInput<Input>, arrived: ContinuousClock.Instant, sequence: Int), _ b: EventOrder, _ s: Int) -> Bool {
-            (a.input.order, a.sequence) < (b, s)
-        }
-        guard let last = buffer.last, !precedes(last, input.order, sequence) else {
+        let item = Waiting(order: order, sequence: sequence, arrived: now, input: input)
+        if oldestArrival == nil { oldestArrival = now }
+        guard head < buffer.count, !buffer[buffer.count - 1].precedes(order, sequence) else {
             buffer.append(item)  // The usual case: not earlier than the latest buffered.
             return
         }
-        var low = 0
+        var low = head
         var high = buffer.count
         while low < high {
             let middle = (low + high) / 2
-            if precedes(buffer[middle], input.order, sequence) { low = middle + 1 } else { high = middle }
+            if buffer[middle].precedes(order, sequence) { low = middle + 1 } else { high = middle }
         }
         buffer.insert(item, at: low)
     }
@@ -146,6 +172,12 @@ struct EventTimeMerge<Input: Sendable>: Sendable {
         marks[topic, default: [:]][task] = (mark, now)
     }
 
+    /// Notes a record of `topic` written by `task` of this instance, with its sequence number.
+    mutating func noteSequence(topic: String, task: Int32, _ sequence: Int64) {
+        guard markedTopics[topic] != nil, sequence > sequencesRead[topic]?[task] ?? 0 else { return }
+        sequencesRead[topic, default: [:]][task] = sequence
+    }
+
     /// The task's event clock: the latest event time any input has brought, plus the wall-clock time
     /// since it was read (the freshest of its inputs, and of the stage-1 tasks' marks).
     func eventClock(now: ContinuousClock.Instant) -> Int64? {
@@ -154,11 +186,13 @@ struct EventTimeMerge<Input: Sendable>: Sendable {
             guard let latest = source.latest else { continue }
             clock = max(clock ?? .min, latest.saturating(plus: (now - source.readAt).milliseconds))
         }
-        for (mark, readAt) in marks.values.flatMap(\.values) {
-            switch mark {
-            case .at(let time): clock = max(clock ?? .min, time)
-            case .idle(let since): clock = max(clock ?? .min, since.saturating(plus: (now - readAt).milliseconds))
-            case .finished: break
+        for writers in marks.values {
+            for (mark, readAt) in writers.values {
+                switch mark {
+                case .at(let time): clock = max(clock ?? .min, time)
+                case .idle(let since): clock = max(clock ?? .min, since.saturating(plus: (now - readAt).milliseconds))
+                case .finished: break
+                }
             }
         }
         return clock
@@ -172,16 +206,28 @@ struct EventTimeMerge<Input: Sendable>: Sendable {
             floor = min(floor, source.lagging ? source.latest ?? .min : clock.map { $0.saturating(minus: lateness) } ?? .max)
         }
         for (topic, writers) in markedTopics {
-            for task in 0..<writers {
-                guard let (mark, readAt) = marks[topic]?[task] else { return .min }
-                switch mark {
-                case .at(let time): floor = min(floor, time)
-                case .idle(let since): floor = min(floor, since.saturating(plus: (now - readAt).milliseconds).saturating(minus: lateness))
-                case .finished: break
-                }
+            // Per writer, the later of what Kafka brought and what the writer, if it is local, says
+            // now; `.min` for a writer not heard of yet.
+            var writerFloors = [Int64](repeating: .min, count: Int(writers))
+            for (task, (mark, readAt)) in marks[topic] ?? [:] where task >= 0 && task < writers {
+                writerFloors[Int(task)] = writerFloor(of: mark, readAt: readAt, now: now)
             }
+            localMarks?.forEachMark(of: topic, partition: partition, seen: sequencesRead[topic] ?? [:]) { task, mark, madeAt in
+                guard task >= 0 && task < writers else { return }
+                writerFloors[Int(task)] = max(writerFloors[Int(task)], writerFloor(of: mark, readAt: madeAt, now: now))
+            }
+            floor = min(floor, writerFloors.min() ?? .max)
         }
         return floor
+    }
+
+    /// The earliest event time a writer with `mark` (read or made at `readAt`) can still bring.
+    private func writerFloor(of mark: ProgressMark, readAt: ContinuousClock.Instant, now: ContinuousClock.Instant) -> Int64 {
+        switch mark {
+        case .at(let time): time
+        case .idle(let since): since.saturating(plus: (now - readAt).milliseconds).saturating(minus: lateness)
+        case .finished: .max
+        }
     }
 
     /// A stage-1 task's mark: the floor of the inputs named (those that make its records), of what
@@ -216,24 +262,36 @@ struct EventTimeMerge<Input: Sendable>: Sendable {
     /// Takes out, in order, the records that may be folded now: those below every floor, and
     /// those that waited ``maximumWait`` (with everything before them). `forced` counts the latter.
     mutating func release(now: ContinuousClock.Instant, forced: inout Int) -> [DecodedInput<Input>] {
-        guard !buffer.isEmpty else { return [] }
+        guard head < buffer.count else { return [] }
         let floor = floor(now: now)
-        var count = 0
-        while count < buffer.count, buffer[count].input.order.milliseconds < floor { count += 1 }
-        if let overdue = buffer.lastIndex(where: { now - $0.arrived >= maximumWait }), overdue >= count {
-            forced += overdue + 1 - count
-            count = overdue + 1
+        var end = head
+        while end < buffer.count, buffer[end].order.milliseconds < floor { end += 1 }
+        if let oldest = oldestArrival, now - oldest >= maximumWait {
+            // Something may be overdue: look (rarely: then the bound is exact until it is overdue itself).
+            if let overdue = buffer[head...].lastIndex(where: { now - $0.arrived >= maximumWait }), overdue >= end {
+                forced += overdue + 1 - end
+                end = overdue + 1
+            }
+            oldestArrival = buffer[end...].lazy.map(\.arrived).min()
         }
-        guard count > 0 else { return [] }
-        let released = buffer[..<count].map(\.input)
-        buffer.removeFirst(count)
+        guard end > head else { return [] }
+        let released = buffer[head..<end].map(\.input)
+        head = end
+        if head == buffer.count {
+            buffer.removeAll(keepingCapacity: true)
+            head = 0
+            oldestArrival = nil
+        } else if head >= 4096, head * 2 >= buffer.count {
+            buffer.removeFirst(head)
+            head = 0
+        }
         return released
     }
 
     /// The lowest input offset of each topic still buffered (offsets are not committed past them).
     func oldestOffsets() -> [String: Int64] {
         var oldest: [String: Int64] = [:]
-        for item in buffer where item.input.record.offset < oldest[item.input.record.topic] ?? .max {
+        for item in buffer[head...] where item.input.record.offset < oldest[item.input.record.topic] ?? .max {
             oldest[item.input.record.topic] = item.input.record.offset
         }
         return oldest

@@ -122,6 +122,7 @@ struct PartitionTask<Logic: StageLogic>: Sendable {
         self.partitionCount = partitionCount
         self.state = state
         self.merge = merge
+        self.merge.partition = partition
     }
 
     /// Takes the records of this partition read in one batch, and folds, in event-time order
@@ -140,15 +141,15 @@ struct PartitionTask<Logic: StageLogic>: Sendable {
                 output.misplaced[record.topic, default: Misplaced()].note(forward.likely)
                 continue
             }
-            let mark = Self.mark(of: record)
-            if let mark, record.value.isEmpty {
-                merge.noteMark(topic: record.topic, task: mark.task, mark.mark, now: now)  // A mark record: nothing else in it.
-                continue
-            }
-            if let input = decode(record, logic: logic, limits: limits, into: &output) {
+            let marks = Self.marks(of: record)
+            // A record with marks and no value is a mark record (see ``StageRunner/announceMarks()``), nothing else.
+            if !(record.value.isEmpty && !marks.isEmpty), let input = decode(record, logic: logic, limits: limits, into: &output) {
                 merge.add(input, source: record.topic, now: now)
             }
-            if let mark { merge.noteMark(topic: record.topic, task: mark.task, mark.mark, now: now) }
+            for (task, mark) in marks { merge.noteMark(topic: record.topic, task: task, mark, now: now) }
+            if let (task, _) = marks.first, let sequence = merge.localMarks?.sequence(of: record) {
+                merge.noteSequence(topic: record.topic, task: task, sequence)
+            }
         }
         for topic in logic.inputTopics {
             let lagging = (lag[TopicPartition(topic: topic, partition: partition)] ?? 0) > 0
@@ -175,10 +176,22 @@ struct PartitionTask<Logic: StageLogic>: Sendable {
         return (OutgoingRecord(topic: logic.repartitionTopic, key: key, value: record.value, headers: headers, partition: owner), likely)
     }
 
-    /// The progress mark in a record's headers, if it has one.
-    static func mark(of record: KafkaRecord) -> (task: Int32, mark: ProgressMark)? {
-        guard let header = record.headers.first(where: { $0.name == ProgressMark.header }), let value = header.value else { return nil }
-        return ProgressMark.parse(value)
+    /// The progress marks in a record's headers: one on a record a task made, one per task of the
+    /// writing instance on a mark record (see ``StageRunner/announceMarks()``).
+    static func marks(of record: KafkaRecord) -> [(task: Int32, mark: ProgressMark)] {
+        record.headers.compactMap { header in
+            guard header.name == ProgressMark.header, let value = header.value else { return nil }
+            return ProgressMark.parse(value)
+        }
+    }
+
+    /// Folds what the merge lets go now, between batches: floors that move with the wall clock (an
+    /// input read to its end, an idle writer's mark, a local writer's mark) pass buffered records
+    /// while nothing arrives for this task.
+    mutating func releaseDue(logic: Logic, now: ContinuousClock.Instant) -> TaskOutput {
+        var output = TaskOutput()
+        foldReleased(logic: logic, now: now, into: &output)
+        return output
     }
 
     /// Folds what the merge lets go.

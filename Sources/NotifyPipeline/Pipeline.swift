@@ -28,6 +28,9 @@ public struct PipelineSettings: Sendable {
     public var maximumEventTimeWait: Duration
     /// How often stage-1 tasks send changed progress marks to the partitions of notify.fanout.
     public var markInterval: Duration
+    /// How often records waiting in the event-time merge are checked between batches: the most a
+    /// record waits after the wall clock has moved its floors past it.
+    public var releaseCheckInterval: Duration = .milliseconds(1)
     /// How often the cluster is asked for metadata, for the probes (``PipelineObserver/onClusterCheck``).
     public var clusterCheckInterval: Duration = .seconds(2)
 
@@ -97,6 +100,7 @@ public final class NotifyPipeline: Sendable {
             limit: DeadLetterLimit(of: Topic.dlq, client: settings.client, logger: logger), producer: producer, observer: observer,
             logger: logger)
         let limits = RecordLimits(maxRecordBytes: settings.maxRecordBytes)
+        let localMarks = LocalProgressBoard()
         do {
             try await withThrowingTaskGroup(of: Void.self) { group in
                 if settings.stages.contains(.fanout) {
@@ -109,7 +113,8 @@ public final class NotifyPipeline: Sendable {
                         restorer: restorer, observer: observer, limits: limits, deadLetters: deadLetters, saveInterval: settings.saveInterval,
                         merge: EventTimeMerge(
                             markedTopics: [Topic.fanoutRepartition: try await partitionCount(of: Topic.messages, admin)],
-                            lateness: settings.lateness.milliseconds, maximumWait: settings.maximumEventTimeWait),
+                            lateness: settings.lateness.milliseconds, maximumWait: settings.maximumEventTimeWait,
+                            localMarks: localMarks),
                         partitionCount: try await partitionCount(of: Topic.messages, admin),
                         markPartitions: try await partitionCount(of: Topic.fanout, admin), logger: logger)
                     let thumbnails = settings.thumbnails.map { MessageThumbnails(settings: $0, logger: logger) }
@@ -121,6 +126,7 @@ public final class NotifyPipeline: Sendable {
                     }
                     group.addTask { try await self.tick(runner) }
                     group.addTask { try await self.announceMarks(runner) }
+                    group.addTask { try await self.releaseDue(runner) }
                 }
                 if settings.stages.contains(.route) {
                     let runner = StageRunner(
@@ -131,11 +137,13 @@ public final class NotifyPipeline: Sendable {
                                 Topic.fanout: try await partitionCount(of: Topic.messages, admin),
                                 Topic.routeRepartition: try await partitionCount(of: Topic.fanout, admin),
                             ],
-                            lateness: settings.lateness.milliseconds, maximumWait: settings.maximumEventTimeWait),
+                            lateness: settings.lateness.milliseconds, maximumWait: settings.maximumEventTimeWait,
+                            localMarks: localMarks),
                         partitionCount: try await partitionCount(of: Topic.fanout, admin), markPartitions: nil, logger: logger)
                     group.addTask { try await self.consume(with: runner) }
                     group.addTask { try await self.tick(runner) }
                     group.addTask { try await self.announceMarks(runner) }
+                    group.addTask { try await self.releaseDue(runner) }
                 }
                 group.addTask {
                     let watch = ClusterWatch(client: self.settings.client, topic: Topic.dlq, interval: self.settings.clusterCheckInterval)
@@ -194,6 +202,14 @@ public final class NotifyPipeline: Sendable {
         while !Task.isCancelled {
             try await Task.sleep(for: settings.tickInterval)
             try await runner.tick()
+        }
+    }
+
+    /// Releases the runner's waiting records every ``PipelineSettings/releaseCheckInterval``.
+    private func releaseDue<Logic: StageLogic>(_ runner: StageRunner<Logic>) async throws {
+        while !Task.isCancelled {
+            try await Task.sleep(for: settings.releaseCheckInterval)
+            try await runner.releaseDue()
         }
     }
 

@@ -101,7 +101,7 @@ actor StageRunner<Logic: StageLogic> {
             }
             output.append(work(partition, now: now, clock: clock) { $0.process(records, logic: logic, limits: limits, lag: lag, now: now) })
         }
-        observer.consumed(batch.filter { !$0.value.isEmpty || PartitionTask<Logic>.mark(of: $0) == nil })
+        observer.consumed(batch.filter { !$0.value.isEmpty || PartitionTask<Logic>.marks(of: $0).isEmpty })
         processedSinceTick = true
         saveIfDue(into: &output)
         try await send(output, consumedAt: .now)
@@ -138,8 +138,19 @@ actor StageRunner<Logic: StageLogic> {
         guard var task = tasks.removeValue(forKey: partition) else { return TaskOutput() }
         var output = body(&task)
         if output.records.contains(where: { !$0.value.isEmpty }) {
-            for (topic, _) in markTargets {
-                task.stampMarks(&output.records, topic: topic, mark: task.progressMark(for: topic, logic: logic, instanceClock: clock, now: now))
+            for (topic, partitions) in markTargets {
+                let mark = task.progressMark(for: topic, logic: logic, instanceClock: clock, now: now)
+                task.stampMarks(&output.records, topic: topic, mark: mark)
+                if let localMarks = merge.localMarks {
+                    // Numbered in the partitions the readers own the keys of, whatever the producer's partitioner.
+                    for index in output.records.indices where output.records[index].topic == topic && output.records[index].partition == nil {
+                        output.records[index].partition = output.records[index].key.map {
+                            KafkaPartitioner.murmur2.partition(of: $0, partitionCount: partitions)
+                        }
+                    }
+                    localMarks.number(&output.records, topic: topic, task: partition)
+                    localMarks.publish(mark, topic: topic, task: partition, at: now)
+                }
             }
         }
         tasks[partition] = task
@@ -151,24 +162,43 @@ actor StageRunner<Logic: StageLogic> {
         tasks.values.compactMap { $0.merge.eventClock(now: now) }.max()
     }
 
-    /// Sends each task's progress marks to every partition of each mark target when they have
-    /// changed since it last did: their readers fold in event-time order with them.
+    /// Sends the progress marks of the tasks whose marks changed since they were last sent to every
+    /// partition of each mark target: their readers fold in event-time order with them. The marks of
+    /// all this instance's tasks go in one value-less record per partition (a header each), so an
+    /// interval costs (instances × partitions) records per target, not (tasks × partitions).
     func announceMarks() async throws {
         let now = ContinuousClock.now
         let clock = instanceClock(now: now)
         var output = TaskOutput()
-        for (partition, task) in tasks.sorted(by: { $0.key < $1.key }) {
-            for (topic, partitions) in markTargets {
+        for (topic, partitions) in markTargets {
+            var headers: [KafkaHeader] = []
+            for (partition, task) in tasks.sorted(by: { $0.key < $1.key }) {
                 let mark = task.progressMark(for: topic, logic: logic, instanceClock: clock, now: now)
+                merge.localMarks?.publish(mark, topic: topic, task: partition, at: now)
                 guard announced[topic]?[partition].map({ mark.differs(from: $0.mark, elapsed: now - $0.at) }) ?? true else { continue }
                 announced[topic, default: [:]][partition] = (mark, now)
-                let header = KafkaHeader(name: ProgressMark.header, value: mark.headerValue(task: partition))
-                for target in 0..<partitions {
-                    output.records.append(OutgoingRecord(topic: topic, key: nil, value: [], headers: [header], partition: target))
-                }
+                headers.append(KafkaHeader(name: ProgressMark.header, value: mark.headerValue(task: partition)))
+            }
+            guard !headers.isEmpty else { continue }
+            for target in 0..<partitions {
+                output.records.append(OutgoingRecord(topic: topic, key: nil, value: [], headers: headers, partition: target))
             }
         }
         guard !output.records.isEmpty else { return }
+        try await send(output)
+    }
+
+    /// Folds the records that wait in the tasks' merges and may go now (see
+    /// ``PartitionTask/releaseDue(logic:now:)``), and queues what they made.
+    func releaseDue() async throws {
+        let now = ContinuousClock.now
+        let waiting = tasks.keys.filter { tasks[$0]?.merge.earliest != nil }.sorted()
+        guard !waiting.isEmpty else { return }
+        let clock = instanceClock(now: now)
+        var output = TaskOutput()
+        for partition in waiting {
+            output.append(work(partition, now: now, clock: clock) { $0.releaseDue(logic: logic, now: now) })
+        }
         try await send(output)
     }
 
@@ -240,6 +270,7 @@ actor StageRunner<Logic: StageLogic> {
         // Put aside first: a batch that reaches this runner while the work is being finished
         // drops their records (their next owner reads them from the commit) instead of adding
         // work whose offsets could only be stored after the partitions are gone.
+        merge.localMarks?.remove(tasks: partitions)
         var saved = TaskOutput()
         for partition in partitions {
             guard var task = tasks.removeValue(forKey: partition) else { continue }
