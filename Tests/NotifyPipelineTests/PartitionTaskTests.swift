@@ -79,4 +79,70 @@ import Testing
         #expect(Int64.max.saturating(plus: 5) == .max)
         #expect(Int64.min.saturating(minus: 5) == .min)
     }
+
+    /// A message of `second` (after Scenario's origin) as the merge takes it, numbered by its id.
+    static func input(_ number: Int, at second: Double, offset: Int64 = 0) throws -> DecodedInput<Int> {
+        let event = Scenario.message("m\(number)", in: "c\(number % 7)", from: "alice", "hi", at: second)
+        let record = KafkaRecord(topic: Topic.messages, partition: 0, offset: offset, key: Array("c\(number % 7)".utf8), value: Array(event.json.utf8))
+        return DecodedInput(record: record, event: try InputEvent.decode(topic: Topic.messages, value: record.value), input: number, partitioned: true)
+    }
+
+    /// Records that arrive in any order come out in event-time order, each once.
+    @Test func recordsComeOutInEventTimeOrderWhateverTheArrival() throws {
+        let now = ContinuousClock.now
+        var merge = EventTimeMerge<Int>(lateness: 0, maximumWait: .seconds(3))
+        var generator = SystemRandomNumberGenerator()
+        let arrival = Array(0..<500).shuffled(using: &generator)
+        for number in arrival { merge.add(try Self.input(number, at: Double(number) / 10), source: "a", now: now) }
+        merge.noteLag("a", lagging: true, now: now)
+        // Lagging at the latest time read (49.9 s): everything before it goes, in order.
+        var forced = 0
+        let released = merge.release(now: now, forced: &forced).map(\.input)
+        #expect(released == Array(0..<499))
+        #expect(forced == 0)
+        #expect(merge.count == 1)
+    }
+
+    /// A record that waited the maximum goes, with everything before it, and is counted; later
+    /// records stay.
+    @Test func anOverdueRecordGoesWithEverythingBeforeIt() throws {
+        let start = ContinuousClock.now
+        var merge = EventTimeMerge<Int>(markedTopics: ["marked": 1], lateness: 0, maximumWait: .seconds(3))
+        merge.noteMark(topic: "marked", task: 0, .at(0), now: start)  // Holds everything back.
+        merge.add(try Self.input(2, at: 2), source: "a", now: start)
+        merge.add(try Self.input(1, at: 1), source: "a", now: start + .seconds(1))
+        merge.add(try Self.input(3, at: 3), source: "a", now: start + .seconds(2))
+        var forced = 0
+        #expect(merge.release(now: start + .seconds(2), forced: &forced).isEmpty)
+        #expect(merge.release(now: start + .seconds(3), forced: &forced).map(\.input) == [1, 2])
+        #expect(forced == 2)
+        #expect(merge.release(now: start + .seconds(4), forced: &forced).map(\.input) == [])
+        #expect(merge.release(now: start + .seconds(5), forced: &forced).map(\.input) == [3])
+        #expect(forced == 3)
+    }
+
+    /// A writer in the same instance is heard without the round trip through Kafka, but only once
+    /// the reader has read the records it wrote before its mark.
+    @Test func aLocalMarkCountsOnceTheWritersRecordsAreRead() throws {
+        let now = ContinuousClock.now
+        let board = LocalProgressBoard()
+        var merge = EventTimeMerge<Int>(markedTopics: ["marked": 1], lateness: 0, maximumWait: .seconds(3), localMarks: board)
+        merge.partition = 0
+        // The writer wrote one record to partition 0, then says it will write nothing before 10 s.
+        var written = [OutgoingRecord(topic: "marked", key: nil, value: [1], partition: 0)]
+        board.number(&written, topic: "marked", task: 0)
+        let base = try Self.input(0, at: 0).event.order.milliseconds
+        board.publish(.at(base + 10_000), topic: "marked", task: 0, at: now)
+        merge.add(try Self.input(5, at: 5), source: "a", now: now)
+        var forced = 0
+        // Input "a" is read to its end: only the writer holds the record back.
+        #expect(merge.release(now: now + .milliseconds(1), forced: &forced).isEmpty, "the writer's record is not read yet")
+        let sequence = try #require(board.sequence(of: KafkaRecord(topic: "marked", partition: 0, offset: 0, key: nil, value: [1], headers: written[0].headers)))
+        merge.noteSequence(topic: "marked", task: 0, sequence)
+        #expect(merge.release(now: now + .milliseconds(1), forced: &forced).map(\.input) == [5])
+        // Gone with its task: nothing more is taken from it.
+        board.remove(tasks: [0])
+        merge.add(try Self.input(6, at: 6), source: "a", now: now)
+        #expect(merge.release(now: now + .milliseconds(2), forced: &forced).isEmpty)
+    }
 }
