@@ -189,17 +189,20 @@ actor StageRunner<Logic: StageLogic> {
     }
 
     /// Folds the records that wait in the tasks' merges and may go now (see
-    /// ``PartitionTask/releaseDue(logic:now:)``), and queues what they made.
-    func releaseDue() async throws {
+    /// ``PartitionTask/releaseDue(logic:now:)``), and queues what they made. Returns whether records
+    /// still wait.
+    @discardableResult
+    func releaseDue() async throws -> Bool {
         let now = ContinuousClock.now
         let waiting = tasks.keys.filter { tasks[$0]?.merge.earliest != nil }.sorted()
-        guard !waiting.isEmpty else { return }
+        guard !waiting.isEmpty else { return false }
         let clock = instanceClock(now: now)
         var output = TaskOutput()
         for partition in waiting {
             output.append(work(partition, now: now, clock: clock) { $0.releaseDue(logic: logic, now: now) })
         }
         try await send(output)
+        return tasks.values.contains { $0.merge.earliest != nil }
     }
 
     /// Lets wall-clock time advance event time in every task, so waits end while input is quiet.
