@@ -94,6 +94,9 @@ struct EventTimeMerge<Input: Sendable>: Sendable {
     /// whole backlog each time).
     private var buffer: [Waiting] = []
     private var head = 0
+    /// Records that came out of order since the last release, in arrival order.
+    private var unsorted: [Waiting] = []
+    private var unsortedEarliest: Int64?
     private var sequence = 0
     /// No record waiting arrived before this (a bound, exact after each look for overdue records).
     private var oldestArrival: ContinuousClock.Instant?
@@ -123,10 +126,14 @@ struct EventTimeMerge<Input: Sendable>: Sendable {
     }
 
     /// The earliest event time buffered.
-    var earliest: Int64? { head < buffer.count ? buffer[head].order.milliseconds : nil }
+    var earliest: Int64? {
+        let sorted = head < buffer.count ? buffer[head].order.milliseconds : nil
+        guard let unsortedEarliest else { return sorted }
+        return min(sorted ?? .max, unsortedEarliest)
+    }
 
     /// How many records wait.
-    var count: Int { buffer.count - head }
+    var count: Int { buffer.count - head + unsorted.count }
 
     /// Takes a record read from `source`.
     mutating func add(_ input: DecodedInput<Input>, source: String, now: ContinuousClock.Instant) {
@@ -141,17 +148,41 @@ struct EventTimeMerge<Input: Sendable>: Sendable {
         sequence += 1
         let item = Waiting(order: order, sequence: sequence, arrived: now, input: input)
         if oldestArrival == nil { oldestArrival = now }
-        guard head < buffer.count, !buffer[buffer.count - 1].precedes(order, sequence) else {
+        if unsorted.isEmpty && (head == buffer.count || buffer[buffer.count - 1].precedes(order, sequence)) {
             buffer.append(item)  // The usual case: not earlier than the latest buffered.
-            return
+        } else {
+            // Out of order: kept aside and merged in once per release (see ``settle()``), not moved
+            // into place one by one (a backlog read partition by partition would move the whole
+            // buffer at each record).
+            unsorted.append(item)
+            unsortedEarliest = min(unsortedEarliest ?? .max, time)
         }
-        var low = head
-        var high = buffer.count
-        while low < high {
-            let middle = (low + high) / 2
-            if buffer[middle].precedes(order, sequence) { low = middle + 1 } else { high = middle }
+    }
+
+    /// Merges the records kept aside into the buffer, in order.
+    private mutating func settle() {
+        guard !unsorted.isEmpty else { return }
+        unsorted.sort { $0.precedes($1.order, $1.sequence) }
+        if head == buffer.count || buffer[buffer.count - 1].precedes(unsorted[0].order, unsorted[0].sequence) {
+            buffer.append(contentsOf: unsorted)
+        } else {
+            var merged: [Waiting] = []
+            merged.reserveCapacity(buffer.count - head + unsorted.count)
+            var (old, new) = (head, 0)
+            while old < buffer.count && new < unsorted.count {
+                if buffer[old].precedes(unsorted[new].order, unsorted[new].sequence) {
+                    merged.append(buffer[old]); old += 1
+                } else {
+                    merged.append(unsorted[new]); new += 1
+                }
+            }
+            merged.append(contentsOf: buffer[old...])
+            merged.append(contentsOf: unsorted[new...])
+            buffer = merged
+            head = 0
         }
-        buffer.insert(item, at: low)
+        unsorted.removeAll(keepingCapacity: true)
+        unsortedEarliest = nil
     }
 
     /// Notes whether records of `source` wait in Kafka beyond those read.
@@ -262,6 +293,7 @@ struct EventTimeMerge<Input: Sendable>: Sendable {
     /// Takes out, in order, the records that may be folded now: those below every floor, and
     /// those that waited ``maximumWait`` (with everything before them). `forced` counts the latter.
     mutating func release(now: ContinuousClock.Instant, forced: inout Int) -> [DecodedInput<Input>] {
+        settle()
         guard head < buffer.count else { return [] }
         let floor = floor(now: now)
         var end = head
@@ -291,7 +323,7 @@ struct EventTimeMerge<Input: Sendable>: Sendable {
     /// The lowest input offset of each topic still buffered (offsets are not committed past them).
     func oldestOffsets() -> [String: Int64] {
         var oldest: [String: Int64] = [:]
-        for item in buffer[head...] where item.input.record.offset < oldest[item.input.record.topic] ?? .max {
+        for item in buffer[head...] + unsorted where item.input.record.offset < oldest[item.input.record.topic] ?? .max {
             oldest[item.input.record.topic] = item.input.record.offset
         }
         return oldest
