@@ -82,7 +82,7 @@ public final class KafkaConsumer: Sendable {
 
     public init(configuration: KafkaConsumerConfiguration, hooks: RebalanceHooks = .init(), logger: Logger) throws {
         let handoff = RecordBatchHandoff()
-        context = ConsumerContext(logger: logger, hooks: hooks, handoff: handoff)
+        context = ConsumerContext(logger: logger, hooks: hooks, handoff: handoff, autoOffsetReset: configuration.autoOffsetReset)
         let native = try NativeConfiguration(configuration.client.merged(with: [
             "group.id": configuration.groupId,
             "auto.offset.reset": configuration.autoOffsetReset.rawValue,
@@ -173,10 +173,13 @@ public final class KafkaConsumer: Sendable {
     }
 
     /// How far behind each assigned partition this consumer is: the high watermark last seen by the
-    /// fetcher minus the position of the next record to fetch, plus the records fetched and not yet
-    /// handed to ``forEachBatch(_:)`` or ``batches``. Does not ask the broker.
+    /// fetcher minus the position of the next record to fetch (before the first, where the fetcher
+    /// starts), plus the records fetched and not yet handed to ``forEachBatch(_:)`` or ``batches``.
+    /// A partition whose figure is not known yet (before its first fetch) has no entry. Does not ask
+    /// the broker.
     public func lag() throws -> [TopicPartition: Int64] {
         let buffered = context.handoff.bufferedCounts()
+        let starts = context.startOffsets.withLock { $0 }
         let assigned = try assignment()
         let list = makePartitionList(assigned.map { ($0, nil) })
         defer { rd_kafka_topic_partition_list_destroy(list) }
@@ -184,12 +187,18 @@ public final class KafkaConsumer: Sendable {
             let result = rd_kafka_position(pointer, list)
             if result != RD_KAFKA_RESP_ERR_NO_ERROR { throw KafkaError(result, context: "position") }
             var lags: [TopicPartition: Int64] = [:]
-            for (partition, position, _) in readPartitionList(list) where position >= 0 {
+            for (partition, position, _) in readPartitionList(list) {
                 var low: Int64 = 0
                 var high: Int64 = 0
                 guard rd_kafka_get_watermark_offsets(pointer, partition.topic, partition.partition, &low, &high) == RD_KAFKA_RESP_ERR_NO_ERROR,
                       high >= 0 else { continue }
-                lags[partition] = max(0, high - position) + (buffered[partition] ?? 0)
+                var from = position
+                if from < 0 {
+                    // Nothing handed out yet: the fetcher starts at the committed offset, else as reset says.
+                    guard let start = starts[partition] else { continue }
+                    from = start ?? (context.autoOffsetReset == .earliest ? max(low, 0) : high)
+                }
+                lags[partition] = max(0, high - from) + (buffered[partition] ?? 0)
             }
             return lags
         }
@@ -310,10 +319,15 @@ final class ConsumerContext: ClientContext, @unchecked Sendable {
     /// Partitions revoked while the poll thread was inside a poll call: their
     /// records still in the batch being built are dropped.
     let revokedDuringPoll = Mutex<Set<TopicPartition>>([])
+    /// Where the fetcher starts each assigned partition: its committed offset, `nil` when none (then
+    /// `autoOffsetReset` says). Read at assignment, for ``KafkaConsumer/lag()`` before the first record.
+    let startOffsets = Mutex<[TopicPartition: Int64?]>([:])
+    let autoOffsetReset: AutoOffsetReset
 
-    init(logger: Logger, hooks: RebalanceHooks, handoff: RecordBatchHandoff) {
+    init(logger: Logger, hooks: RebalanceHooks, handoff: RecordBatchHandoff, autoOffsetReset: AutoOffsetReset) {
         hooksUntilClosed = Mutex(hooks)
         self.handoff = handoff
+        self.autoOffsetReset = autoOffsetReset
         super.init(logger: logger)
     }
 
@@ -382,6 +396,23 @@ private struct PollLoop: Sendable {
     }
 }
 
+/// Reads the committed offsets of newly assigned partitions (on the poll thread, which may block),
+/// where the fetcher starts them.
+private func noteStartOffsets(
+    _ handle: OpaquePointer, _ partitions: UnsafeMutablePointer<rd_kafka_topic_partition_list_t>, _ context: ConsumerContext
+) {
+    guard let copy = rd_kafka_topic_partition_list_copy(partitions) else { return }
+    defer { rd_kafka_topic_partition_list_destroy(copy) }
+    let result = rd_kafka_committed(handle, copy, 10_000)
+    guard result == RD_KAFKA_RESP_ERR_NO_ERROR else {
+        context.logger.warning("Committed offsets of assigned partitions not read: \(KafkaError(result)); their lag is unknown until their first record")
+        return
+    }
+    context.startOffsets.withLock { starts in
+        for (partition, offset, _) in readPartitionList(copy) { starts[partition] = .some(offset >= 0 ? offset : nil) }
+    }
+}
+
 private let rebalanceCallback: @convention(c) (
     OpaquePointer?, rd_kafka_resp_err_t, UnsafeMutablePointer<rd_kafka_topic_partition_list_t>?, UnsafeMutableRawPointer?
 ) -> Void = { handle, reason, partitions, opaque in
@@ -399,11 +430,13 @@ private let rebalanceCallback: @convention(c) (
         } else {
             rd_kafka_assign(handle, partitions)
         }
+        noteStartOffsets(handle, partitions, context)
         let hooks = context.hooks
         runBlocking { await hooks.assigned(topicPartitions) }
     case RD_KAFKA_RESP_ERR__REVOKE_PARTITIONS:
         context.logger.info("Partitions revoked: \(topicPartitions.map(\.description).joined(separator: ", "))")
         let revoked = Set(topicPartitions)
+        context.startOffsets.withLock { starts in for partition in revoked { starts[partition] = nil } }
         context.handoff.purge(revoked)
         context.revokedDuringPoll.withLock { $0.formUnion(revoked) }
         let hooks = context.hooks

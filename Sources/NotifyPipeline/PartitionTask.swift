@@ -130,7 +130,7 @@ struct PartitionTask<Logic: StageLogic>: Sendable {
     /// can still bring an earlier record than (see ``EventTimeMerge``). `lag` says which inputs have
     /// records waiting in Kafka beyond those read.
     mutating func process(
-        _ records: [KafkaRecord], logic: Logic, limits: RecordLimits, lag: [TopicPartition: Int64] = [:],
+        _ records: [KafkaRecord], logic: Logic, limits: RecordLimits, lag: [TopicPartition: Int64]? = nil,
         now: ContinuousClock.Instant = .now
     ) -> TaskOutput {
         var output = TaskOutput()
@@ -151,10 +151,7 @@ struct PartitionTask<Logic: StageLogic>: Sendable {
                 merge.noteSequence(topic: record.topic, task: task, sequence)
             }
         }
-        for topic in logic.inputTopics {
-            let lagging = (lag[TopicPartition(topic: topic, partition: partition)] ?? 0) > 0
-            merge.noteLag(topic, lagging: lagging, now: now)
-        }
+        noteLag(lag, logic: logic, now: now)
         foldReleased(logic: logic, now: now, into: &output)
         return output
     }
@@ -253,11 +250,9 @@ struct PartitionTask<Logic: StageLogic>: Sendable {
     /// records that waited out the merge's maximum wait are folded, and event time advances by the
     /// wall-clock time since the last record (never past a record still buffered), so identity waits
     /// end.
-    mutating func advanceClock(logic: Logic, lag: [TopicPartition: Int64] = [:], now wall: ContinuousClock.Instant) -> TaskOutput {
+    mutating func advanceClock(logic: Logic, lag: [TopicPartition: Int64]? = nil, now wall: ContinuousClock.Instant) -> TaskOutput {
         var output = TaskOutput()
-        for topic in logic.inputTopics {
-            merge.noteLag(topic, lagging: (lag[TopicPartition(topic: topic, partition: partition)] ?? 0) > 0, now: wall)
-        }
+        noteLag(lag, logic: logic, now: wall)
         foldReleased(logic: logic, now: wall, into: &output)
         guard let anchor, (wall - anchor.wall).milliseconds > 0 else { return output }
         var time = anchor.eventTime.adding(milliseconds: (wall - anchor.wall).milliseconds)
@@ -269,19 +264,29 @@ struct PartitionTask<Logic: StageLogic>: Sendable {
         return output
     }
 
-    /// Takes a record every task hears (an identity, from `source`, its topic and partition), to be
-    /// folded in event-time order with this partition's records.
-    mutating func hear(_ record: KafkaRecord, source: String, logic: Logic, limits: RecordLimits, now: ContinuousClock.Instant = .now) -> TaskOutput {
-        var output = TaskOutput()
-        guard let input = decode(record, logic: logic, limits: limits, into: &output) else { return output }
-        merge.add(input, source: source, now: now)
-        foldReleased(logic: logic, now: now, into: &output)
-        return output
+    /// Notes which inputs have records waiting in Kafka (`lag`, from the consumer: a partition it has
+    /// no figure for yet counts as lagging; `nil`, nothing known: every input counts as read).
+    private mutating func noteLag(_ lag: [TopicPartition: Int64]?, logic: Logic, now: ContinuousClock.Instant) {
+        for topic in logic.inputTopics {
+            let lagging = lag.map { $0[TopicPartition(topic: topic, partition: partition)].map { $0 > 0 } ?? true } ?? false
+            merge.noteLag(topic, lagging: lagging, now: now)
+        }
     }
 
-    /// Notes whether the input every task hears (`source`) has records waiting in Kafka.
-    mutating func noteLag(of source: String, lagging: Bool, now: ContinuousClock.Instant = .now) {
-        merge.noteLag(source, lagging: lagging, now: now)
+    /// Takes records every task hears (identities), to be folded in event-time order with this
+    /// partition's records; `source` names the input of each (its topic and partition), `lagging`
+    /// says which of those inputs have records waiting in Kafka beyond these.
+    mutating func hear(
+        _ records: [KafkaRecord], source: (KafkaRecord) -> String, lagging: [String: Bool], logic: Logic, limits: RecordLimits,
+        now: ContinuousClock.Instant = .now
+    ) -> TaskOutput {
+        var output = TaskOutput()
+        for record in records {
+            if let input = decode(record, logic: logic, limits: limits, into: &output) { merge.add(input, source: source(record), now: now) }
+        }
+        for (source, lagging) in lagging { merge.noteLag(source, lagging: lagging, now: now) }
+        foldReleased(logic: logic, now: now, into: &output)
+        return output
     }
 
     /// Puts back a changelog record.

@@ -91,7 +91,7 @@ actor StageRunner<Logic: StageLogic> {
         var byPartition: [Int32: [KafkaRecord]] = [:]
         for record in batch { byPartition[record.partition, default: []].append(record) }
         var output = TaskOutput()
-        let lag = (try? consumer?.lag()) ?? [:]
+        let lag = try? consumer?.lag()
         let now = ContinuousClock.now
         let clock = instanceClock(now: now)
         for (partition, records) in byPartition.sorted(by: { $0.key < $1.key }) {
@@ -113,14 +113,10 @@ actor StageRunner<Logic: StageLogic> {
         var output = TaskOutput()
         let now = ContinuousClock.now
         let clock = instanceClock(now: now)
+        let lagging = Dictionary(uniqueKeysWithValues: lagging.map { (Self.source(topic, $0.key), $0.value) })
         for partition in tasks.keys.sorted() {
             output.append(work(partition, now: now, clock: clock) { task in
-                var output = TaskOutput()
-                for record in records {
-                    output.append(task.hear(record, source: Self.source(record.topic, record.partition), logic: logic, limits: limits, now: now))
-                }
-                for (source, lagging) in lagging { task.noteLag(of: Self.source(topic, source), lagging: lagging, now: now) }
-                return output
+                task.hear(records, source: { Self.source($0.topic, $0.partition) }, lagging: lagging, logic: logic, limits: limits, now: now)
             })
         }
         try await send(output)
@@ -209,8 +205,8 @@ actor StageRunner<Logic: StageLogic> {
     /// When no batch came since the last tick, every task saves: a quiet stage has its offsets
     /// stored without waiting for its turns.
     func tick() async throws {
-        let lag = (try? consumer?.lag()) ?? [:]
-        if !lag.isEmpty { observer.onLag(lag) }
+        let lag = try? consumer?.lag()
+        if let lag, !lag.isEmpty { observer.onLag(lag) }
         let now = ContinuousClock.now
         let clock = instanceClock(now: now)
         var output = TaskOutput()
