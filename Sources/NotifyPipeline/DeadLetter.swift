@@ -120,6 +120,24 @@ public struct DeadLetterWriter: Sendable {
         self.logger = logger
     }
 
+    /// Logs each of `letters` as a warning with its reason and source (never its value).
+    func warn(_ letters: [DeadLetter]) {
+        for letter in letters {
+            logger.warning("Dead letter: \(letter.reason)", metadata: [
+                "topic": "\(letter.sourceTopic)", "partition": "\(letter.sourcePartition)", "offset": "\(letter.sourceOffset)",
+            ])
+        }
+    }
+
+    /// Logs, writes and counts `letters` on their own (not with a stage's outputs); returns once each
+    /// is acknowledged or given up.
+    func deadLetter(_ letters: [DeadLetter]) async {
+        guard !letters.isEmpty else { return }
+        warn(letters)
+        let written = await write(letters)
+        observer.produced(written.records, commands: [], deadLetters: written.letters)
+    }
+
     /// Writes `letters`; returns once each is acknowledged or given up, with those acknowledged and
     /// their records as written.
     func write(_ letters: [DeadLetter]) async -> (letters: [DeadLetter], records: [OutgoingRecord]) {

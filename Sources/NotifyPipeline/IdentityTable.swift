@@ -4,9 +4,15 @@ import NotifyCore
 
 /// `chat.identities`, read in full by every instance: loaded up to its end
 /// before stage 1 starts, then followed, each event handed to every stage-1 task.
+///
+/// Its bad records are dead-lettered here, once per reading (not once per task): at load and as
+/// they arrive. The topic has no committed position, so each start of an instance dead-letters the
+/// bad records it loads again (the source headers tell a repeat).
 struct IdentityTable: Sendable {
     let client: KafkaClientConfiguration
     let admin: KafkaAdmin
+    let limits: RecordLimits
+    let deadLetters: DeadLetterWriter
     let logger: Logger
 
     /// Reads the topic from the beginning up to its current end and returns
@@ -20,13 +26,15 @@ struct IdentityTable: Sendable {
         var rejected = 0
         for partition in partitions {
             let result = try await restorer.read(topic: Topic.identities, partition: partition.partition, from: 0)
+            var letters: [DeadLetter] = []
             for record in result.records {
-                guard let input = try? InputEvent.decode(topic: Topic.identities, value: record.value).fanoutInput else {
-                    rejected += 1
-                    continue
+                switch read(record) {
+                case .input(let input): _ = stage.fold(&state, input)
+                case .bad(let letter): letters.append(letter)
                 }
-                _ = stage.fold(&state, input)
             }
+            rejected += letters.count
+            await deadLetters.deadLetter(letters)
             positions[partition] = result.position
             total += result.records.count
             logger.info("Identity table: \(partition) loaded", metadata: ["records": "\(result.records.count)"])
@@ -48,18 +56,45 @@ struct IdentityTable: Sendable {
         try consumer.assign(positions.mapValues { .offset($0) })
         try await consumer.forEachBatch { batch in
             var readable: [KafkaRecord] = []
+            var letters: [DeadLetter] = []
             for record in batch {
-                do {
-                    _ = try InputEvent.decode(topic: Topic.identities, value: record.value)
-                    readable.append(record)
-                } catch let error as EventDecodingError {
-                    logger.warning("Unreadable identity record skipped: \(error)", metadata: [
-                        "partition": "\(record.partition)", "offset": "\(record.offset)",
-                    ])
+                switch read(record) {
+                case .input: readable.append(record)
+                case .bad(let letter): letters.append(letter)
                 }
             }
+            await deadLetters.deadLetter(letters)
             let lag = (try? consumer.lag()) ?? [:]
             try await deliver(readable, Dictionary(uniqueKeysWithValues: positions.keys.map { ($0.partition, (lag[$0] ?? 0) > 0) }))
+        }
+    }
+
+    /// What an identity record reads as.
+    private enum Reading {
+        case input(FanoutInput)
+        case bad(DeadLetter)
+    }
+
+    /// The stage-1 input an identity record is, or its dead letter: a record without a key (the
+    /// topic is compacted by user id), over the size limit, not JSON, against the schema or of
+    /// another type. The tasks that hear a record read it again and find it good.
+    private func read(_ record: KafkaRecord) -> Reading {
+        guard record.key != nil else {
+            return .bad(DeadLetter(record, reason: """
+                \(Topic.identities): the record has no key; producers must key it by user id as Schemas/topics.json says, \
+                so that compaction keeps each user's latest identity
+                """))
+        }
+        guard record.value.count <= limits.maxRecordBytes else {
+            return .bad(DeadLetter(record, reason: "record of \(record.value.count) bytes is over the limit of \(limits.maxRecordBytes) bytes"))
+        }
+        do {
+            guard let input = try InputEvent.decode(topic: Topic.identities, value: record.value).fanoutInput else {
+                return .bad(DeadLetter(record, reason: "\(Topic.identities): not an input of the fanout stage"))
+            }
+            return .input(input)
+        } catch {
+            return .bad(DeadLetter(record, reason: error.description))
         }
     }
 

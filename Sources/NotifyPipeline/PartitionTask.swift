@@ -110,6 +110,10 @@ struct PartitionTask<Logic: StageLogic>: Sendable {
     var unsaved: Set<String> = []
     /// The offsets the last save gave (forgotten when the task is assigned again).
     var savedOffsets: [TopicPartition: Int64] = [:]
+    /// Table topic → offset → the dead letter of a bad record of this partition found when the table
+    /// was read at assignment (see ``restoreTable(_:_:logic:limits:)``), written when the live consumer
+    /// reaches that offset; offsets below the first it reads were handled before the group's commit.
+    var tableDeadLetters: [String: [Int64: DeadLetter]] = [:]
 
     /// How many partitions the stage's co-partitioned inputs have.
     let partitionCount: Int32
@@ -136,6 +140,10 @@ struct PartitionTask<Logic: StageLogic>: Sendable {
         var output = TaskOutput()
         for record in records {
             processed[record.topic] = record.offset + 1
+            if let letter = tableDeadLetter(at: record) {
+                output.deadLetters.append(letter)
+                continue
+            }
             if let forward = forwarding(record, logic: logic) {
                 output.records.append(forward.record)
                 output.misplaced[record.topic, default: Misplaced()].note(forward.likely)
@@ -229,9 +237,13 @@ struct PartitionTask<Logic: StageLogic>: Sendable {
         }
     }
 
-    /// Folds the current contents of a table topic (read at assignment) straight into the state.
-    /// Unreadable records are left for the consumer, which sends them to the dead-letter topic.
-    mutating func restoreTable(_ records: [KafkaRecord], logic: Logic, limits: RecordLimits) -> TaskOutput {
+    /// Folds the current contents of table topic `topic` (read at assignment) straight into the state.
+    /// The dead letters of its bad records in this partition are kept (``tableDeadLetters``) and
+    /// written when the live consumer reads them, so that a record is dead-lettered once whoever owned
+    /// the partition before and wherever its commit stands: one below the group's committed offset was
+    /// dead-lettered when it was read then. Bad records from other partitions are their readers': the
+    /// live consumer forwards them to this task through the repartition topic.
+    mutating func restoreTable(_ topic: String, _ records: [KafkaRecord], logic: Logic, limits: RecordLimits) -> TaskOutput {
         var output = TaskOutput()
         var touched: Set<String> = []
         // A record of this partition that belongs to another key's partition is its owner's, which
@@ -241,9 +253,22 @@ struct PartitionTask<Logic: StageLogic>: Sendable {
                 fold(input, logic: logic, touched: &touched, into: &output)
             }
         }
+        var letters: [Int64: DeadLetter] = [:]
+        for letter in output.deadLetters where letter.sourcePartition == partition { letters[letter.sourceOffset] = letter }
+        tableDeadLetters[topic] = letters
         output.deadLetters = []
         finish(touched: touched, logic: logic)
         return output
+    }
+
+    /// The dead letter the table's restore found for `record`, once, forgetting those of offsets the
+    /// live consumer has passed.
+    private mutating func tableDeadLetter(at record: KafkaRecord) -> DeadLetter? {
+        guard record.partition == partition, var letters = tableDeadLetters[record.topic], !letters.isEmpty else { return nil }
+        let letter = letters.removeValue(forKey: record.offset)
+        letters = letters.filter { $0.key > record.offset }
+        tableDeadLetters[record.topic] = letters
+        return letter
     }
 
     /// Lets wall-clock time work while input is quiet: inputs read to their end move their floors,

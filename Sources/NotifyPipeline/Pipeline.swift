@@ -105,7 +105,7 @@ public final class NotifyPipeline: Sendable {
             try await withThrowingTaskGroup(of: Void.self) { group in
                 if settings.stages.contains(.fanout) {
                     let stage = FanoutStage(configuration: settings.core)
-                    let identities = IdentityTable(client: settings.client, admin: admin, logger: logger)
+                    let identities = IdentityTable(client: settings.client, admin: admin, limits: limits, deadLetters: deadLetters, logger: logger)
                     let (directory, positions) = try await identities.load(into: stage)
                     markReady("identities")
                     let runner = StageRunner(

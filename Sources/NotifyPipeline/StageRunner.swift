@@ -251,7 +251,7 @@ actor StageRunner<Logic: StageLogic> {
                     }
                 }
                 tableRecords += owned.count
-                tableOutput.append(task.restoreTable(owned, logic: logic, limits: limits))
+                tableOutput.append(task.restoreTable(table, owned, logic: logic, limits: limits))
             }
             changelogPositions[partition] = restored.position
             tasks[partition] = task
@@ -340,11 +340,7 @@ actor StageRunner<Logic: StageLogic> {
         reportPartitioning(output)
         guard !output.isEmpty || !output.deadLetters.isEmpty else { return }
         observer.decided(output.decisions)
-        for letter in output.deadLetters {
-            logger.warning("Dead letter: \(letter.reason)", metadata: [
-                "topic": "\(letter.sourceTopic)", "partition": "\(letter.sourcePartition)", "offset": "\(letter.sourceOffset)",
-            ])
-        }
+        deadLetters.warn(output.deadLetters)
         let producer = producer
         let consumer = consumer
         let observer = observer

@@ -69,14 +69,16 @@ func produce(_ events: [ScenarioEvent], to broker: EmbeddedBroker, spacing: Dura
     await producer.close()
 }
 
-/// Produces raw records (for bad input).
-func produceRaw(_ records: [OutgoingRecord], to broker: EmbeddedBroker) async throws {
+/// Produces raw records (for bad input); returns where each went.
+@discardableResult
+func produceRaw(_ records: [OutgoingRecord], to broker: EmbeddedBroker) async throws -> [DeliveryReport] {
     let producer = try KafkaProducer(
         configuration: KafkaClientConfiguration(
             bootstrapServers: broker.bootstrapServers, clientId: "pipeline-tests", properties: ["message.max.bytes": "4000000"]),
         logger: testLogger)
-    _ = try await producer.send(records)
+    let reports = try await producer.send(records)
     await producer.close()
+    return reports
 }
 
 /// Reads a topic from the beginning until `condition` holds for what was read (or the time is up).
