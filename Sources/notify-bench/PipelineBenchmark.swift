@@ -23,14 +23,21 @@ struct PipelineBenchmark: AsyncParsableCommand {
     @Option(help: "Seconds each task gathers changes before it writes its changelog (the pipeline's pipeline.saveInterval).")
     var saveInterval: Double = 5
     @Option(help: "Milliseconds of the event-time merge's lateness allowance (the pipeline's pipeline.lateness).")
-    var lateness: Int64 = 10
+    var lateness: Int64 = 5
     @Option(help: "Milliseconds between the progress marks a stage's tasks send to the topics their readers merge.")
     var markInterval: Int64 = 20
+    @Option(help: ArgumentHelp("""
+        Seed the tables while the pipeline runs, this share of their records (0 to 1) in another partition \
+        than murmur2 of their key gives (as a producer with another partitioner would put them), and start the \
+        throughput run once they are sent. Without it the tables are seeded before the pipeline starts.
+        """, valueName: "share"))
+    var misplacedTables: Double?
     @Option(name: .customShort("X"), help: ArgumentHelp("A librdkafka property for the pipeline's clients and the producer feeding it.", valueName: "name=value"))
     var properties: [String] = []
 
     func validate() throws {
         guard saveInterval >= 0.05 else { throw ValidationError("--save-interval wants at least 0.05 seconds, as pipeline.saveInterval") }
+        if let misplacedTables, !(0...1).contains(misplacedTables) { throw ValidationError("--misplaced-tables wants a share from 0 to 1") }
         guard lateness >= 0, markInterval > 0 else { throw ValidationError("--lateness wants 0 or more, --mark-interval more than 0 milliseconds") }
         guard count > 0, rate > 0, seconds > 0 else { throw ValidationError("--count, --rate and --seconds want positive numbers") }
     }
@@ -51,7 +58,7 @@ struct PipelineBenchmark: AsyncParsableCommand {
         try await warnIfUsed(client: client, logger: logger)
         // The chat backend's producer, feeding the pipeline.
         let producer = try KafkaProducer(configuration: client, logger: logger)
-        try await seed(producer)
+        if misplacedTables == nil { try await seed(producer, misplacing: 0, admin: nil) }
 
         // Tags this run's event and message ids: the changelog topics are shared by every group, so
         // on a broker used before, ids of an earlier run would be recognised as applied already.
@@ -71,6 +78,9 @@ struct PipelineBenchmark: AsyncParsableCommand {
             logger: logger)
         let running = Task { try await pipeline.run() }
         while !pipeline.isReady { try await Task.sleep(for: .milliseconds(50)) }
+        if let misplacedTables {
+            try await seed(producer, misplacing: misplacedTables, admin: try KafkaAdmin(configuration: client, logger: logger))
+        }
 
         // Throughput: everything at once.
         let start = ContinuousClock.now
@@ -119,10 +129,27 @@ struct PipelineBenchmark: AsyncParsableCommand {
     }
 
     /// 50,000 identities, 10,000 two-member conversations, one Android phone per member (state unknown: push).
-    private func seed(_ producer: KafkaProducer) async throws {
+    /// `misplacing` of the conversation and device records (every n-th) go to the partition after
+    /// their key's (`admin` tells the partition counts).
+    private func seed(_ producer: KafkaProducer, misplacing share: Double, admin: KafkaAdmin?) async throws {
+        var partitionCounts: [String: Int32] = [:]
+        for topic in [Topic.conversations, Topic.devices] {
+            if let count = try await admin?.metadata(of: topic)?.partitionCount { partitionCounts[topic] = Int32(count) }
+        }
         var records: [OutgoingRecord] = []
+        var misplaced = 0
+        var tableRecords = 0
         func add(_ topic: String, _ key: String, _ json: String) {
-            records.append(OutgoingRecord(topic: topic, key: Array(key.utf8), value: Array(json.utf8), timestampMilliseconds: 0))
+            var record = OutgoingRecord(topic: topic, key: Array(key.utf8), value: Array(json.utf8), timestampMilliseconds: 0)
+            if let count = partitionCounts[topic], count > 1 {
+                tableRecords += 1
+                // Spread evenly: this record is misplaced when the running share falls behind.
+                if Double(misplaced) < share * Double(tableRecords) {
+                    misplaced += 1
+                    record.partition = (KafkaPartitioner.murmur2.partition(of: record.key!, partitionCount: count) + 1) % count
+                }
+            }
+            records.append(record)
         }
         for user in 0..<Self.identities {
             add(Topic.identities, "u\(user)", #"{"type":"identity.updated","id":"i\#(user)","at":"2026-11-22T09:00:00Z","userId":"u\#(user)","displayName":"User \#(user)"}"#)
@@ -135,7 +162,8 @@ struct PipelineBenchmark: AsyncParsableCommand {
             }
         }
         _ = try await producer.send(records)
-        print("pipeline: seeded \(Self.identities) identities, \(Self.conversations) conversations, \(2 * Self.conversations) devices")
+        print("pipeline: seeded \(Self.identities) identities, \(Self.conversations) conversations, \(2 * Self.conversations) devices"
+            + (admin == nil ? "" : " while the pipeline runs, \(misplaced) of \(tableRecords) table records in another partition than their key's"))
     }
 
     /// Produces message events; with `pace`, at that many per second in 10 ms slices.
