@@ -101,35 +101,14 @@ private func feed(_ events: [ScenarioEvent], to broker: EmbeddedBroker, chunks: 
     }
 }
 
-/// Every expected command is there; anything repeated is byte-identical; per device, messages
-/// first appear in the order of the reference.
-private func checkAgainstReference(_ commands: [NotificationCommand], expected: [NotificationCommand]) throws {
-    var bytesById: [String: [UInt8]] = [:]
-    for command in commands {
-        let bytes = CoreJSON.encode(command)
-        if let seen = bytesById[command.id] {
-            #expect(seen == bytes, "command \(command.id) repeated with different bytes")
-        }
-        bytesById[command.id] = bytes
-    }
-    let expectedBytes = Dictionary(uniqueKeysWithValues: expected.map { ($0.id, CoreJSON.encode($0)) })
-    #expect(Set(bytesById.keys) == Set(expectedBytes.keys), "missing: \(Set(expectedBytes.keys).subtracting(bytesById.keys).count), extra: \(Set(bytesById.keys).subtracting(expectedBytes.keys).count)")
-    for (id, bytes) in expectedBytes {
-        #expect(bytesById[id] == bytes, "command \(id) differs from the single-instance reference")
-    }
-    let expectedOrder = Dictionary(grouping: expected, by: \.recipient.deviceId).mapValues { $0.compactMap(\.messageId) }
-    for (device, received) in Dictionary(grouping: commands, by: \.recipient.deviceId) {
-        var firstSeen: [String] = []
-        for id in received.compactMap(\.messageId) where !firstSeen.contains(id) { firstSeen.append(id) }
-        #expect(firstSeen == expectedOrder[device], "order on \(device)")
-    }
-}
-
 /// A `notify pipeline` process of the built executable.
 final class PipelineProcess: Sendable {
     private let process: Process
 
-    init(broker: EmbeddedBroker, group: String = "notify-process-tests") throws {
+    /// Starts `notify pipeline` on `broker` in `group`, with `arguments` after the usual ones (`--stages`,
+    /// `--set`) and its HTTP endpoints at `httpListen`.
+    init(broker: EmbeddedBroker, group: String = "notify-process-tests", arguments: [String] = [],
+         httpListen: String = "127.0.0.1:0") throws {
         let executable = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("notify")
         let process = Process()
         process.executableURL = FileManager.default.isExecutableFile(atPath: executable.path)
@@ -137,8 +116,8 @@ final class PipelineProcess: Sendable {
         process.arguments = [
             "pipeline", "--bootstrap", broker.bootstrapServers, "--group", group,
             "--schemas", repositoryRoot.appendingPathComponent("Schemas").path,
-            "--http-listen", "127.0.0.1:0",
-        ]
+            "--http-listen", httpListen,
+        ] + arguments
         process.standardOutput = FileHandle.nullDevice
         let logDirectory = ProcessInfo.processInfo.environment["NOTIFY_TEST_PROCESS_LOGS"]
         if let logDirectory {
@@ -157,6 +136,11 @@ final class PipelineProcess: Sendable {
     func stop(with signal: Int32) async {
         if process.isRunning { Foundation.kill(process.processIdentifier, signal) }
         while process.isRunning, !Task.isCancelled { try? await Task.sleep(for: .milliseconds(20)) }
+    }
+
+    /// Sends `signal` without waiting for anything (SIGSTOP pauses the process, SIGCONT resumes it).
+    func send(_ signal: Int32) {
+        if process.isRunning { Foundation.kill(process.processIdentifier, signal) }
     }
 
     /// SIGKILL without waiting: the clean-up after a failure.

@@ -137,10 +137,11 @@ final class RunningPipeline: Sendable {
     private let task: Task<Void, any Error>
 
     init(_ broker: EmbeddedBroker, configuration: CoreConfiguration, group: String = "notify-tests",
-         thumbnails: ThumbnailSettings? = nil, observer: PipelineObserver = .init(), logger: Logger = testLogger) {
-        pipeline = NotifyPipeline(
-            settings: PipelineSettings(client: client(broker), groupId: group, core: configuration, thumbnails: thumbnails),
-            observer: observer, logger: logger)
+         thumbnails: ThumbnailSettings? = nil, observer: PipelineObserver = .init(), logger: Logger = testLogger,
+         adjusting adjust: (inout PipelineSettings) -> Void = { _ in }) {
+        var settings = PipelineSettings(client: client(broker), groupId: group, core: configuration, thumbnails: thumbnails)
+        adjust(&settings)
+        pipeline = NotifyPipeline(settings: settings, observer: observer, logger: logger)
         let pipeline = pipeline
         task = Task { try await pipeline.run() }
     }

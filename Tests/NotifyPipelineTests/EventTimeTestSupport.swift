@@ -1,0 +1,214 @@
+import Foundation
+import Glibc
+import Kafka
+import NotifyCore
+import NotifyTestSupport
+import Testing
+@testable import NotifyPipeline
+
+/// Group conversations of three members among `users` users with one phone each, everyone's identity
+/// known: the world of the issue-22 bursts, where a user is in several conversations, so the badge of
+/// one device counts the messages of several conversations (and comes out wrong when stage 2 folds
+/// them in another order than their event time).
+struct GroupChats {
+    var users: Int
+    var conversations: Int
+
+    static func user(_ index: Int) -> String { "user-\(index)" }
+    static func conversation(_ index: Int) -> String { "group-\(index)" }
+
+    /// The members of conversation `index` (three, unless two of the formulas meet).
+    func members(of index: Int) -> [String] {
+        var seen: [Int] = []
+        for member in [index % users, (index * 7 + 101) % users, (index * 13 + 211) % users] where !seen.contains(member) {
+            seen.append(member)
+        }
+        return seen.map(Self.user)
+    }
+
+    /// Identities, devices and conversations, all at second 0.
+    func setup() -> [ScenarioEvent] {
+        (0..<users).flatMap { [Scenario.identity(Self.user($0), "User \($0)", at: 0), Scenario.phone(Self.user($0))] }
+            + (0..<conversations).map { Scenario.conversation(Self.conversation($0), members: members(of: $0)) }
+    }
+
+    /// Messages `range`, `spacing` seconds apart from second 10, spread over the conversations, each
+    /// from one of its conversation's members.
+    func messages(_ range: Range<Int>, spacing: Double = 0.01) -> [ScenarioEvent] {
+        range.map { number in
+            let conversation = (number * 7919) % conversations
+            let members = members(of: conversation)
+            return Scenario.message("wm\(number)", in: Self.conversation(conversation), from: members[number % members.count],
+                                    "message \(number)", at: 10 + Double(number) * spacing)
+        }
+    }
+}
+
+/// Produces every event in one burst: all records handed to one producer at once (the default
+/// murmur2 partitioner, `at` as the record timestamp), as a backlog or a catch-up looks to the pipeline.
+func produceBurst(_ events: [ScenarioEvent], to broker: EmbeddedBroker) async throws {
+    let producer = try KafkaProducer(configuration: client(broker), logger: testLogger)
+    let records = try events.map { event in
+        let decoded = try InputEvent.decode(topic: event.topic, value: Array(event.json.utf8))
+        return OutgoingRecord(topic: event.topic, key: Array(decoded.key.utf8), value: Array(event.json.utf8),
+                              timestampMilliseconds: decoded.at.milliseconds)
+    }
+    _ = try await producer.send(records)
+    await producer.close()
+}
+
+/// Produces `events` at about `perSecond` a second, in slices every 100 ms (so the rate holds on a
+/// busy machine), as a live backend does.
+func feed(_ events: [ScenarioEvent], to broker: EmbeddedBroker, perSecond: Int) async throws {
+    let slice = max(1, perSecond / 10)
+    let start = ContinuousClock.now
+    for (number, first) in stride(from: 0, to: events.count, by: slice).enumerated() {
+        try await Task.sleep(until: start + .milliseconds(100 * number))
+        try await produce(Array(events[first..<min(events.count, first + slice)]), to: broker)
+    }
+}
+
+/// Waits until the pipeline group `group` has committed every record of the stages' streams
+/// (chat.messages for stage 1, notify.fanout for stage 2): every output of those records has then
+/// been acknowledged by the broker.
+func waitUntilCommitted(group: String, broker: EmbeddedBroker, timeout: Duration = .seconds(120)) async throws {
+    let admin = try KafkaAdmin(configuration: client(broker), logger: testLogger)
+    let stages = [("\(group).fanout", Topic.messages), ("\(group).route", Topic.fanout)]
+    let deadline = ContinuousClock.now + timeout
+    for (groupId, topic) in stages {
+        let partitions = (0..<Int32(try #require(try await admin.metadata(of: topic)).partitionCount))
+            .map { TopicPartition(topic: topic, partition: $0) }
+        let reader = try KafkaConsumer(configuration: .init(client: client(broker), groupId: groupId), logger: testLogger)
+        var behind: [TopicPartition] = []
+        repeat {
+            guard ContinuousClock.now < deadline else {
+                await reader.close()
+                throw TestTimeout(what: "\(groupId) to commit \(behind)")
+            }
+            if !behind.isEmpty { try await Task.sleep(for: .milliseconds(200)) }
+            let committed = try await reader.committed(partitions)
+            behind = []
+            for partition in partitions {
+                let end = try await admin.watermarks(partition).high
+                if ((committed[partition] ?? nil) ?? 0) < end { behind.append(partition) }
+            }
+        } while !behind.isEmpty
+        await reader.close()
+    }
+}
+
+/// The live commands against the reference (`notify render` of the same events): every command is
+/// there with render's bytes and nothing else; a command repeated (after a crash) is byte-identical;
+/// per device, messages first appear in render's order, which is event-time order, and so in the
+/// order of their conversation; each device's last command carries render's last badge.
+func checkAgainstReference(_ commands: [NotificationCommand], expected: [NotificationCommand]) throws {
+    var bytesById: [String: [UInt8]] = [:]
+    var repeatedDifferently: [String] = []
+    for command in commands {
+        let bytes = CoreJSON.encode(command)
+        if let seen = bytesById[command.id], seen != bytes {
+            repeatedDifferently.append("\(summary(String(decoding: seen, as: UTF8.self))) then \(summary(String(decoding: bytes, as: UTF8.self)))")
+        }
+        bytesById[command.id] = bytes
+    }
+    #expect(repeatedDifferently.isEmpty, "\(repeatedDifferently.count) command ids repeated with different bytes: \(repeatedDifferently.prefix(5))")
+    let expectedBytes = Dictionary(uniqueKeysWithValues: expected.map { ($0.id, CoreJSON.encode($0)) })
+    #expect(Set(bytesById.keys) == Set(expectedBytes.keys), "missing: \(Set(expectedBytes.keys).subtracting(bytesById.keys).count), extra: \(Set(bytesById.keys).subtracting(expectedBytes.keys).count)")
+    let differing = expectedBytes.filter { bytesById[$0.key] != nil && bytesById[$0.key] != $0.value }
+    #expect(differing.isEmpty, """
+        \(differing.count) of \(expectedBytes.count) commands differ from render, e.g. \
+        \(differing.prefix(3).map { "\(summary(String(decoding: bytesById[$0.key]!, as: UTF8.self))) instead of \(summary(String(decoding: $0.value, as: UTF8.self)))" })
+        """)
+
+    let expectedByDevice = Dictionary(grouping: expected, by: \.recipient.deviceId)
+    var misordered: [String] = []
+    var wrongLastBadge: [String] = []
+    for (device, received) in Dictionary(grouping: commands, by: \.recipient.deviceId) {
+        var firstSeen: [String] = []
+        var seen: Set<String> = []
+        for id in received.compactMap(\.messageId) where seen.insert(id).inserted { firstSeen.append(id) }
+        let order = expectedByDevice[device]?.compactMap(\.messageId) ?? []
+        if firstSeen != order { misordered.append("\(device): \(firstSeen.prefix(6)) instead of \(order.prefix(6))") }
+        let lastBadge = received.last?.content["badge"], expectedBadge = expectedByDevice[device]?.last?.content["badge"]
+        if lastBadge != expectedBadge { wrongLastBadge.append("\(device): \(String(describing: lastBadge)) instead of \(String(describing: expectedBadge))") }
+    }
+    #expect(misordered.isEmpty, "\(misordered.count) devices out of render's order: \(misordered.prefix(3))")
+    #expect(wrongLastBadge.isEmpty, "\(wrongLastBadge.count) devices end on another badge than render's: \(wrongLastBadge.prefix(5))")
+}
+
+/// Per device, the messages come in event-time order, and so in each conversation's order: `times`
+/// gives each message id's event time. (Render's own order, checked against event time, so that a
+/// reference folded in arrival order could not pass.)
+func checkEventTimeOrder(_ commands: [NotificationCommand], times: [String: Int64]) {
+    var inversions: [String] = []
+    var conversationInversions = 0
+    for (device, received) in Dictionary(grouping: commands, by: \.recipient.deviceId) {
+        var seen: Set<String> = []
+        let ids = received.compactMap(\.messageId).filter { seen.insert($0).inserted }
+        for (earlier, later) in zip(ids, ids.dropFirst()) where times[earlier, default: 0] > times[later, default: 0] {
+            inversions.append("\(device): \(earlier) before \(later)")
+        }
+        var lastInConversation: [String: Int64] = [:]
+        for command in received where command.messageId != nil {
+            let time = times[command.messageId!, default: 0]
+            if time < lastInConversation[command.conversationId ?? "", default: .min] { conversationInversions += 1 }
+            lastInConversation[command.conversationId ?? ""] = time
+        }
+    }
+    #expect(inversions.isEmpty, "\(inversions.count) inversions of event time on devices: \(inversions.prefix(5))")
+    #expect(conversationInversions == 0, "\(conversationInversions) messages came out before an earlier one of their conversation")
+}
+
+/// Each message id's event time (milliseconds), from the scenario.
+func messageTimes(_ events: [ScenarioEvent]) throws -> [String: Int64] {
+    var times: [String: Int64] = [:]
+    for event in events where event.topic == Topic.messages {
+        let json = try CoreJSON.parse(Array(event.json.utf8))
+        let at = try #require(json["at"]?.stringValue.flatMap(EventTime.init(rfc3339:)))
+        times[try #require(json["messageId"]?.stringValue)] = at.milliseconds
+    }
+    return times
+}
+
+/// `--set` arguments that give a `notify pipeline` process the core settings of `configuration`
+/// where they differ from the defaults the tests' reference is rendered with.
+func settingArguments(_ configuration: CoreConfiguration) -> [String] {
+    ["--set", "pipeline.backgroundPushInterval=\(Double(configuration.backgroundPushIntervalMilliseconds) / 1000)",
+     "--set", "pipeline.identityWait=\(Double(configuration.identityWaitMilliseconds) / 1000)"]
+}
+
+/// A TCP port nobody listens on now (for a process's `--http-listen`).
+func unusedPort() throws -> Int {
+    let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    defer { close(socket) }
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_addr.s_addr = inet_addr("127.0.0.1")
+    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+    let bound = withUnsafeMutablePointer(to: &address) { pointer in
+        pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+            bind(socket, $0, length) == 0 && getsockname(socket, $0, &length) == 0
+        }
+    }
+    guard bound else { throw TestTimeout(what: "a free port") }
+    return Int(UInt16(bigEndian: address.sin_port))
+}
+
+/// The sum of the samples of metric `name` (any labels matching `labels`) on `/metrics` at `port`, read with curl.
+func metricValue(_ name: String, labels: String = "", port: Int) async throws -> Double {
+    let result = try await runChildProcess("/usr/bin/curl", ["-sf", "--max-time", "10", "http://127.0.0.1:\(port)/metrics"])
+    #expect(result.status == 0, "GET /metrics: \(result.errorText)")
+    return result.outputText.split(separator: "\n")
+        .filter { ($0.hasPrefix("\(name){") || $0.hasPrefix("\(name) ")) && $0.contains(labels) }
+        .compactMap { $0.split(separator: " ").last.flatMap { Double($0) } }
+        .reduce(0, +)
+}
+
+/// Runs `notify replay` (the ``Replay`` type) over the broker's topics into `topic` and reads back
+/// the commands it wrote, once there are as many as it says.
+func replayedCommands(from broker: EmbeddedBroker, configuration: CoreConfiguration, topic: String = "replayed") async throws -> [NotificationCommand] {
+    let written = try await Replay(
+        settings: ReplaySettings(client: client(broker), core: configuration, targetTopic: topic), logger: testLogger
+    ).run { _ in }.commandsWritten
+    return try await readCommands(from: broker, topic: topic) { $0.count >= written }
+}

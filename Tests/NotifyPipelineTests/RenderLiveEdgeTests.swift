@@ -1,0 +1,96 @@
+import Foundation
+import Kafka
+import NotifyCore
+import Testing
+@testable import NotifyPipeline
+
+/// The cases where render and the live pipeline used to part (issue 22): the live pipeline gives
+/// render's bytes, whatever the wall clock did meanwhile.
+@Suite(.serialized) struct RenderLiveEdgeTests {
+    /// When the later event reaches Kafka, after the earlier one.
+    enum Arrival: String, CaseIterable, Sendable {
+        /// Right behind it, in the same burst.
+        case together
+        /// Within `delay` of wall-clock time.
+        case delayed
+
+        var delay: Duration { self == .together ? .zero : .milliseconds(500) }
+    }
+
+    /// Runs `first`, then after `arrival`'s delay `then`, through one in-process pipeline, and
+    /// compares what comes out, once everything is committed, with render of all of it.
+    func liveMatchesRender(
+        _ first: [ScenarioEvent], then later: [ScenarioEvent], arrival: Arrival, configuration: CoreConfiguration,
+        adjusting adjust: (inout PipelineSettings) -> Void = { _ in }
+    ) async throws -> [NotificationCommand] {
+        let expected = try rendered(first + later, configuration: configuration)
+        try await withPipelineBroker { broker in
+            let pipeline = RunningPipeline(broker, configuration: configuration, adjusting: adjust)
+            try await pipeline.ready()
+            try await produce(first, to: broker)
+            try await Task.sleep(for: arrival.delay)  // The lateness under test, not a wait for a result.
+            try await produce(later, to: broker)
+            _ = try await readCommands(from: broker) { $0.count >= expected.count }
+            try await waitUntilCommitted(group: "notify-tests", broker: broker)
+            let live = try await readCommands(from: broker) { $0.count >= expected.count }
+            try await pipeline.stop()
+            #expect(fingerprints(live) == fingerprints(expected),
+                    "\(Set(fingerprints(live)).subtracting(fingerprints(expected)).map(summary)) instead of \(Set(fingerprints(expected)).subtracting(fingerprints(live)).map(summary))")
+        }
+        return expected
+    }
+
+    /// Carol's identity is stamped 5 s after her message, past the 2 s wait, with nothing in between:
+    /// in event time the wait ended first, so the message goes out with the fallback, in render and
+    /// live, whether the identity reaches Kafka right behind the message or half a second later
+    /// (both before the wall clock would end the wait).
+    @Test(arguments: Arrival.allCases)
+    func identityAfterTheWaitGivesTheFallbackLiveAsInRender(_ arrival: Arrival) async throws {
+        let configuration = try testCoreConfiguration()
+        #expect(configuration.identityWaitMilliseconds == 2_000)
+        let world = [
+            Scenario.identity("bob", "Bob", at: 0),
+            Scenario.conversation("with-carol", members: ["carol", "bob"]),
+            Scenario.phone("bob"),
+            Scenario.message("m1", in: "with-carol", from: "carol", "hello", at: 1),
+        ]
+        let expected = try await liveMatchesRender(
+            world, then: [Scenario.identity("carol", "Carol", at: 6)], arrival: arrival, configuration: configuration)
+        let message = try #require(expected.first { $0.messageId == "m1" })
+        #expect(message.content["identityResolved"] == .bool(false))
+    }
+
+    /// The same event (same id) produced twice, as an at-least-once producer does, right behind the
+    /// first or after another message of the conversation: applied once, live as in render.
+    @Test(arguments: Arrival.allCases)
+    func duplicatedRecordIsAppliedOnceLiveAsInRender(_ arrival: Arrival) async throws {
+        let configuration = try testCoreConfiguration()
+        let m1 = Scenario.message("m1", in: "c1", from: "alice", "one", at: 1)
+        let m2 = Scenario.message("m2", in: "c1", from: "alice", "two", at: 2)
+        let expected = try await liveMatchesRender(
+            Scenario.aliceAndBob + [m1, m1, m2], then: [m1, m2], arrival: arrival, configuration: configuration)
+        #expect(expected.compactMap(\.messageId) == ["m1", "m2"])
+        #expect(expected.map { $0.content["badge"] } == [.int(1), .int(2)])
+    }
+
+    /// Bob's phone comes to the foreground (settings screen) at second 1.5, but the app's report
+    /// reaches Kafka after the message of second 2: the message still goes out as a local
+    /// notification, live as in render, as long as the report is no later than `pipeline.lateness`
+    /// (default 10 ms for the burst; set to 1 s for the report half a second late).
+    @Test(arguments: Arrival.allCases)
+    func lateClientStateStampedBeforeAMessageAppliesFirstLiveAsInRender(_ arrival: Arrival) async throws {
+        let configuration = try testCoreConfiguration()
+        let foreground = ScenarioEvent(topic: Topic.clientState, json: Scenario.json([
+            "type": "client.state", "id": "s1", "at": Scenario.at(1.5), "userId": "bob", "deviceId": "bob-phone",
+            "state": "foreground", "screen": ["kind": "settings"],
+        ]))
+        let expected = try await liveMatchesRender(
+            Scenario.aliceAndBob + [
+                Scenario.message("m1", in: "c1", from: "alice", "before", at: 1),
+                Scenario.message("m2", in: "c1", from: "alice", "after", at: 2),
+            ],
+            then: [foreground], arrival: arrival, configuration: configuration,
+            adjusting: { if arrival == .delayed { $0.lateness = .seconds(1) } })
+        #expect(expected.filter { $0.messageId != nil }.map(\.path) == [.push, .local])
+    }
+}
