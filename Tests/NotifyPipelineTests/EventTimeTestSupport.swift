@@ -212,3 +212,19 @@ func replayedCommands(from broker: EmbeddedBroker, configuration: CoreConfigurat
     ).run { _ in }.commandsWritten
     return try await readCommands(from: broker, topic: topic) { $0.count >= written }
 }
+
+/// Every record of `topic` as it stands now (its progress marks left out).
+func readToEnd(_ topic: String, from broker: EmbeddedBroker) async throws -> [KafkaRecord] {
+    let admin = try KafkaAdmin(configuration: client(broker), logger: testLogger)
+    var ends: [Int32: Int64] = [:]
+    for partition in 0..<Int32(try #require(try await admin.metadata(of: topic)).partitionCount) {
+        let end = try await admin.watermarks(TopicPartition(topic: topic, partition: partition)).high
+        if end > 0 { ends[partition] = end }
+    }
+    let wanted = ends
+    return try await readTopic(topic, from: broker, marks: true) { records in
+        var last: [Int32: Int64] = [:]
+        for record in records { last[record.partition] = max(last[record.partition] ?? -1, record.offset) }
+        return wanted.allSatisfy { (last[$0.key] ?? -1) >= $0.value - 1 }
+    }.filter { !$0.value.isEmpty }
+}

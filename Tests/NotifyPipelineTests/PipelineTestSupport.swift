@@ -82,9 +82,9 @@ func produceRaw(_ records: [OutgoingRecord], to broker: EmbeddedBroker) async th
 }
 
 /// Reads a topic from the beginning until `condition` holds for what was read (or the time is up).
-/// The records of `topic`, without stage 1's value-less progress marks on notify.fanout.
+/// The records of `topic`, without stage 1's value-less progress marks on notify.fanout unless `marks`.
 func readTopic(
-    _ topic: String, from broker: EmbeddedBroker, timeout: Duration = .seconds(60),
+    _ topic: String, from broker: EmbeddedBroker, timeout: Duration = .seconds(60), marks: Bool = false,
     until condition: @escaping @Sendable ([KafkaRecord]) -> Bool
 ) async throws -> [KafkaRecord] {
     var reader = client(broker)
@@ -97,7 +97,7 @@ func readTopic(
             var records: [KafkaRecord] = []
             if condition(records) { return records }
             for try await batch in consumer.batches {
-                records += batch.filter { !$0.value.isEmpty || $0.headers.allSatisfy { $0.name != "notify-mark" } }
+                records += batch.filter { marks || !$0.value.isEmpty || $0.headers.allSatisfy { $0.name != "notify-mark" } }
                 if condition(records) { return records }
             }
             return records
