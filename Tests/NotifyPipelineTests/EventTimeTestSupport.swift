@@ -97,11 +97,9 @@ func waitUntilCommitted(group: String, broker: EmbeddedBroker, timeout: Duration
     }
 }
 
-/// The live commands against the reference (`notify render` of the same events): every command is
-/// there with render's bytes and nothing else; a command repeated (after a crash) is byte-identical;
-/// per device, messages first appear in render's order, which is event-time order, and so in the
-/// order of their conversation; each device's last command carries render's last badge.
-func checkAgainstReference(_ commands: [NotificationCommand], expected: [NotificationCommand]) throws {
+/// No command id carries two different byte strings; returns each id's bytes.
+@discardableResult
+func checkRepeatsAreIdentical(_ commands: [NotificationCommand]) -> [String: [UInt8]] {
     var bytesById: [String: [UInt8]] = [:]
     var repeatedDifferently: [String] = []
     for command in commands {
@@ -112,6 +110,15 @@ func checkAgainstReference(_ commands: [NotificationCommand], expected: [Notific
         bytesById[command.id] = bytes
     }
     #expect(repeatedDifferently.isEmpty, "\(repeatedDifferently.count) command ids repeated with different bytes: \(repeatedDifferently.prefix(5))")
+    return bytesById
+}
+
+/// The live commands against the reference (`notify render` of the same events): every command is
+/// there with render's bytes and nothing else; a command repeated (after a crash) is byte-identical;
+/// per device, messages first appear in render's order, which is event-time order, and so in the
+/// order of their conversation; each device's last command carries render's last badge.
+func checkAgainstReference(_ commands: [NotificationCommand], expected: [NotificationCommand]) throws {
+    let bytesById = checkRepeatsAreIdentical(commands)
     let expectedBytes = Dictionary(uniqueKeysWithValues: expected.map { ($0.id, CoreJSON.encode($0)) })
     #expect(Set(bytesById.keys) == Set(expectedBytes.keys), "missing: \(Set(expectedBytes.keys).subtracting(bytesById.keys).count), extra: \(Set(bytesById.keys).subtracting(expectedBytes.keys).count)")
     let differing = expectedBytes.filter { bytesById[$0.key] != nil && bytesById[$0.key] != $0.value }
@@ -128,7 +135,10 @@ func checkAgainstReference(_ commands: [NotificationCommand], expected: [Notific
         var seen: Set<String> = []
         for id in received.compactMap(\.messageId) where seen.insert(id).inserted { firstSeen.append(id) }
         let order = expectedByDevice[device]?.compactMap(\.messageId) ?? []
-        if firstSeen != order { misordered.append("\(device): \(firstSeen.prefix(6)) instead of \(order.prefix(6))") }
+        if firstSeen != order {
+            let from = zip(firstSeen, order).prefix { $0 == $1 }.count
+            misordered.append("\(device) from #\(from): \(firstSeen.dropFirst(from).prefix(4)) instead of \(order.dropFirst(from).prefix(4))")
+        }
         let lastBadge = received.last?.content["badge"], expectedBadge = expectedByDevice[device]?.last?.content["badge"]
         if lastBadge != expectedBadge { wrongLastBadge.append("\(device): \(String(describing: lastBadge)) instead of \(String(describing: expectedBadge))") }
     }
