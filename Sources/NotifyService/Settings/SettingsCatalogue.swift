@@ -31,7 +31,7 @@ public enum SettingsCatalogue {
               "Least time between two background (badge) pushes to one device; pushes in between are coalesced (rule 12)."),
         .init("pipeline.saveInterval", .seconds(0.05...300), default: .seconds(5),
               "How long each stage task gathers state changes before it writes them to its changelog (one record per changed key, however often it changed) and stores its input offsets. Longer: less changelog traffic and work; after a crash, up to this much input is processed again, giving the same commands with the same ids, which sinks deliver once (rules 15, 16)."),
-        .init("pipeline.lateness", .seconds(0...10), default: .seconds(0.005),
+        .init("pipeline.lateness", .seconds(0...10), default: .seconds(0.01),
               "How much later than the other inputs of its time a record may reach Kafka and still be folded in event-time order (docs/operations.md, \"Event time\"). Each stage waits at least this long for a record while its inputs are quiet: more tolerance costs as much latency."),
         .init("pipeline.maxEventTimeWait", .seconds(0.1...600), default: .seconds(3),
               "The longest a record waits for every input of its stage (in stage 2: every stage-1 task's progress mark) to pass its event time; then it is folded anyway and counted in `notify_event_time_forced_total`. Keep it above `pipeline.identityWait`, which a held message's progress mark can take."),
