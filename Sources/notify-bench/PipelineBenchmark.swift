@@ -23,7 +23,7 @@ struct PipelineBenchmark: AsyncParsableCommand {
     @Option(help: "Seconds each task gathers changes before it writes its changelog (the pipeline's pipeline.saveInterval).")
     var saveInterval: Double = 5
     @Option(help: "Milliseconds of the event-time merge's lateness allowance (the pipeline's pipeline.lateness).")
-    var lateness: Int64 = 5
+    var lateness: Int64 = 10
     @Option(help: "Milliseconds between the progress marks a stage's tasks send to the topics their readers merge.")
     var markInterval: Int64 = 20
     @Option(help: ArgumentHelp("""
