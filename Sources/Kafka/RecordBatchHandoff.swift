@@ -5,7 +5,8 @@ import Synchronization
 /// bounded buffer: the poll thread waits while the reader is behind.
 final class RecordBatchHandoff: Sendable {
     private struct State {
-        var buffer: [[KafkaRecord]] = []
+        /// Batches waiting for the reader, with how many records of each partition each holds.
+        var buffer: [(records: [KafkaRecord], counts: [TopicPartition: Int64])] = []
         /// How many records of each partition the buffer holds, with those of a batch waiting for room.
         var buffered: [TopicPartition: Int64] = [:]
 
@@ -47,7 +48,7 @@ final class RecordBatchHandoff: Sendable {
                 if !counted { state.buffered.merge(counts, uniquingKeysWith: +) }
                 counted = true
                 if state.buffer.count < capacity {
-                    state.buffer.append(batch)
+                    state.buffer.append((batch, counts))
                     return .buffered
                 }
                 state.writerWaiting = true
@@ -69,8 +70,8 @@ final class RecordBatchHandoff: Sendable {
                 enum Step { case batch([KafkaRecord]), end(KafkaError?), cancelled, wait }
                 let (step, wakeWriter) = state.withLock { state -> (Step, Bool) in
                     if !state.buffer.isEmpty {
-                        let batch = state.buffer.removeFirst()
-                        state.uncount(Self.counts(of: batch))
+                        let (batch, counts) = state.buffer.removeFirst()
+                        state.uncount(counts)
                         let wake = state.writerWaiting
                         state.writerWaiting = false
                         return (.batch(batch), wake)
@@ -102,8 +103,8 @@ final class RecordBatchHandoff: Sendable {
     func purge(_ partitions: Set<TopicPartition>) {
         state.withLock { state in
             state.buffer = state.buffer
-                .map { $0.filter { !partitions.contains($0.topicPartition) } }
-                .filter { !$0.isEmpty }
+                .map { ($0.records.filter { !partitions.contains($0.topicPartition) }, $0.counts.filter { !partitions.contains($0.key) }) }
+                .filter { !$0.records.isEmpty }
             for partition in partitions { state.buffered[partition] = nil }
         }
     }
