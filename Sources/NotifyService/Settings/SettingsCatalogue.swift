@@ -34,7 +34,7 @@ public enum SettingsCatalogue {
         .init("pipeline.lateness", .seconds(0...10), default: .seconds(0.01),
               "How much later than the other inputs of its time a record may reach Kafka and still be folded in event-time order (docs/operations.md, \"Event time\"). Each stage waits at least this long for a record while its inputs are quiet: more tolerance costs as much latency."),
         .init("pipeline.maxEventTimeWait", .seconds(0.1...600), default: .seconds(3),
-              "The longest a record waits for every input of its stage (in stage 2: every stage-1 task's progress mark) to pass its event time; then it is folded anyway and counted in `notify_event_time_forced_total`. Keep it above `pipeline.identityWait`, which a held message's progress mark can take."),
+              "The longest a record waits for an input gone silent (a writer whose progress marks stopped coming, an input partition that lags and brings nothing) to pass its event time; then it is folded anyway and counted in `notify_event_time_forced_total`. Inputs that are behind but moving are waited for however long they take. Marks that hold readers back are sent again every third of this."),
         .init("pipeline.schemas", .filePath, default: .text("Schemas"), flag: "--schemas", environmentAliases: ["NOTIFY_SCHEMAS"],
               "Directory holding `topics.json`, `policies.json` and `categories.json`."),
         // Thumbnails
