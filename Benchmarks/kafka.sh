@@ -5,6 +5,8 @@
 #  2. pipeline: messages through both stages (target >= 0.4 x the C
 #     passthrough rate), then p50/p99 latency at 10,000 messages/s offered
 #     (target p99 <= 30 ms);
+#     then, RUNS times each on fresh brokers, the pipeline with tables changing as messages flow,
+#     well partitioned and with 20% of the table records misplaced (forwarded by the pipeline);
 #  3. pipeline floor: the pipeline's record operations alone (feed, two hops
 #     of consume and produce) done by librdkafka from C, with no JSON, state or
 #     changelogs, RUNS times, median: what the pipeline could reach on this
@@ -95,6 +97,29 @@ for property in "${pipeline_properties[@]}"; do bench_properties+=(-X "$property
   | tee "$log.pipeline"
 p=$(sed -nE 's/^pipeline: .* = ([0-9]+) messages\/s.*/\1/p' "$log.pipeline")
 
+# Tables that change while messages flow (every fifth message comes with a device update of its
+# recipient), well partitioned and with 20% of the updates in another partition than murmur2 of
+# their key gives (forwarded through notify.route-repartition): RUNS times each, alternating which
+# goes first, each on a fresh broker (a run's new groups would read the history of the runs before).
+well_rates=()
+misplaced_rates=()
+run_tables() {
+  stop_broker
+  start_broker >/dev/null
+  "$bin/notify-bench" pipeline --bootstrap "$bootstrap" --count "$pipeline_count" --schemas Schemas \
+    "${bench_properties[@]}" --misplaced-tables "$1" >"$log.pipeline"
+  line=$(grep '^pipeline: [0-9]* messages' "$log.pipeline")
+  echo "run $run, $2: $line"
+  rate=$(sed -nE 's/^pipeline: .* = ([0-9]+) messages\/s.*/\1/p' <<<"$line")
+  if [ "$2" = well ]; then well_rates+=("$rate"); else misplaced_rates+=("$rate"); fi
+}
+for run in $(seq "$runs"); do
+  if (( run % 2 )); then run_tables 0 well; run_tables 0.2 misplaced; else run_tables 0.2 misplaced; run_tables 0 well; fi
+done
+w=$(median "${well_rates[@]}")
+m=$(median "${misplaced_rates[@]}")
+echo "median: tables changing, well partitioned $w messages/s, 20% misplaced $m messages/s, misplaced/well = $(ratio "$m" "$w")"
+
 # The floor gets a broker of its own: its runs leave about 900 MB of records in the mock cluster,
 # and a pipeline run after them on the same broker was slower in one of two checks.
 stop_broker
@@ -114,3 +139,4 @@ f=$(median "${floor_rates[@]}")
 echo "median: pipeline floor (C) $f messages/s"
 echo "pipeline floor (C)/C passthrough = $(ratio "$f" "$c"), pipeline/pipeline floor = $(ratio "$p" "$f")"
 echo "pipeline/C passthrough = $(ratio "$p" "$c") (target >= 0.40)"
+echo "tables changing: well partitioned/pipeline floor = $(ratio "$w" "$f"), 20% misplaced/pipeline floor = $(ratio "$m" "$f")"

@@ -26,10 +26,13 @@ struct PipelineBenchmark: AsyncParsableCommand {
     var lateness: Int64 = 10
     @Option(help: "Milliseconds between the progress marks a stage's tasks send to the topics their readers merge.")
     var markInterval: Int64 = 20
+    @Option(help: "Seconds a record waits in the event-time merge at most (the pipeline's pipeline.maxEventTimeWait).")
+    var maximumWait: Double = 3
     @Option(help: ArgumentHelp("""
-        Seed the tables while the pipeline runs, this share of their records (0 to 1) in another partition \
-        than murmur2 of their key gives (as a producer with another partitioner would put them), and start the \
-        throughput run once they are sent. Without it the tables are seeded before the pipeline starts.
+        Every fifth message comes with a device update of its recipient, produced beside it (tables that \
+        change while messages flow), and this share of those updates (0 to 1) goes to another partition than \
+        murmur2 of its key gives, as a producer with another partitioner would put it: the pipeline forwards \
+        them to the tasks that own their keys. Without it, no table changes during the runs.
         """, valueName: "share"))
     var misplacedTables: Double?
     @Option(name: .customShort("X"), help: ArgumentHelp("A librdkafka property for the pipeline's clients and the producer feeding it.", valueName: "name=value"))
@@ -38,6 +41,7 @@ struct PipelineBenchmark: AsyncParsableCommand {
     func validate() throws {
         guard saveInterval >= 0.05 else { throw ValidationError("--save-interval wants at least 0.05 seconds, as pipeline.saveInterval") }
         if let misplacedTables, !(0...1).contains(misplacedTables) { throw ValidationError("--misplaced-tables wants a share from 0 to 1") }
+        guard maximumWait >= 0.1 else { throw ValidationError("--maximum-wait wants at least 0.1 seconds, as pipeline.maxEventTimeWait") }
         guard lateness >= 0, markInterval > 0 else { throw ValidationError("--lateness wants 0 or more, --mark-interval more than 0 milliseconds") }
         guard count > 0, rate > 0, seconds > 0 else { throw ValidationError("--count, --rate and --seconds want positive numbers") }
     }
@@ -58,7 +62,12 @@ struct PipelineBenchmark: AsyncParsableCommand {
         try await warnIfUsed(client: client, logger: logger)
         // The chat backend's producer, feeding the pipeline.
         let producer = try KafkaProducer(configuration: client, logger: logger)
-        if misplacedTables == nil { try await seed(producer, misplacing: 0, admin: nil) }
+        try await seed(producer)
+        var tableUpdates: TableUpdates?
+        if let misplacedTables {
+            let devicePartitions = try await KafkaAdmin(configuration: client, logger: logger).metadata(of: Topic.devices)?.partitionCount ?? 1
+            tableUpdates = TableUpdates(share: misplacedTables, devicePartitions: devicePartitions)
+        }
 
         // Tags this run's event and message ids: the changelog topics are shared by every group, so
         // on a broker used before, ids of an earlier run would be recognised as applied already.
@@ -67,38 +76,40 @@ struct PipelineBenchmark: AsyncParsableCommand {
         // The clocks' tables are sized up front: growing them during a run would rehash on the pipeline's cores.
         let acknowledged = CommandClock(capacity: count + total)
         let hops = HopClock()
+        let forced = Atomic<Int>(0)
         let pipeline = NotifyPipeline(
             settings: PipelineSettings(client: client, groupId: "bench-\(run)",
                                        core: try CoreConfiguration.load(schemasDirectory: schemas),
                                        saveInterval: .milliseconds(Int64(saveInterval * 1000)),
-                                       lateness: .milliseconds(lateness), markInterval: .milliseconds(markInterval)),
+                                       lateness: .milliseconds(lateness), maximumEventTimeWait: .milliseconds(Int64(maximumWait * 1000)),
+                                       markInterval: .milliseconds(markInterval)),
             observer: PipelineObserver(
                 onConsumed: { records in hops.consumed(records) },
-                onProduced: { _, commands, _ in acknowledged.record(commands) }),
+                onProduced: { _, commands, _ in acknowledged.record(commands) },
+                onReleasedByMaximumWait: { _, count in forced.add(count, ordering: .relaxed) }),
             logger: logger)
         let running = Task { try await pipeline.run() }
         while !pipeline.isReady { try await Task.sleep(for: .milliseconds(50)) }
-        if let misplacedTables {
-            try await seed(producer, misplacing: misplacedTables, admin: try KafkaAdmin(configuration: client, logger: logger))
-        }
 
         // Throughput: everything at once.
         let start = ContinuousClock.now
         let cpuBefore = ProcessCPUClock.seconds()
         let sent = Sent(capacity: count)
-        try await produceMessages(0..<count, run: run, producer: producer, sent: sent, pace: nil)
+        try await produceMessages(0..<count, run: run, producer: producer, sent: sent, pace: nil, tableUpdates: tableUpdates)
         try await acknowledged.wait(for: count, sent: sent)
         let elapsed = (ContinuousClock.now - start).seconds
         let cpu = ProcessCPUClock.seconds() - cpuBefore
         print("pipeline: \(count) messages in \(String(format: "%.3f", elapsed)) s = \(Int(Double(count) / elapsed)) messages/s"
-            + " (CPU of this process, producer included: \(String(format: "%.3f", cpu)) s = \(Int(cpu / Double(count) * 1e6)) µs per message)")
+            + " (CPU of this process, producer included: \(String(format: "%.3f", cpu)) s = \(Int(cpu / Double(count) * 1e6)) µs per message;"
+            + " \(forced.load(ordering: .relaxed)) records released by the maximum wait)"
+            + (tableUpdates?.summary ?? ""))
 
         // Latency at the offered rate.
         let latencySent = Sent(capacity: total)
         hops.start()
         let latencyCPUBefore = ProcessCPUClock.seconds()
         let latencyStart = ContinuousClock.now
-        try await produceMessages(count..<(count + total), run: run, producer: producer, sent: latencySent, pace: rate)
+        try await produceMessages(count..<(count + total), run: run, producer: producer, sent: latencySent, pace: rate, tableUpdates: tableUpdates)
         try await acknowledged.wait(for: count + total, sent: latencySent)
         let latencyCPU = ProcessCPUClock.seconds() - latencyCPUBefore
         print("latency run: CPU \(String(format: "%.2f", latencyCPU)) s over \(String(format: "%.2f", (ContinuousClock.now - latencyStart).seconds)) s")
@@ -129,27 +140,10 @@ struct PipelineBenchmark: AsyncParsableCommand {
     }
 
     /// 50,000 identities, 10,000 two-member conversations, one Android phone per member (state unknown: push).
-    /// `misplacing` of the conversation and device records (every n-th) go to the partition after
-    /// their key's (`admin` tells the partition counts).
-    private func seed(_ producer: KafkaProducer, misplacing share: Double, admin: KafkaAdmin?) async throws {
-        var partitionCounts: [String: Int32] = [:]
-        for topic in [Topic.conversations, Topic.devices] {
-            if let count = try await admin?.metadata(of: topic)?.partitionCount { partitionCounts[topic] = Int32(count) }
-        }
+    private func seed(_ producer: KafkaProducer) async throws {
         var records: [OutgoingRecord] = []
-        var misplaced = 0
-        var tableRecords = 0
         func add(_ topic: String, _ key: String, _ json: String) {
-            var record = OutgoingRecord(topic: topic, key: Array(key.utf8), value: Array(json.utf8), timestampMilliseconds: 0)
-            if let count = partitionCounts[topic], count > 1 {
-                tableRecords += 1
-                // Spread evenly: this record is misplaced when the running share falls behind.
-                if Double(misplaced) < share * Double(tableRecords) {
-                    misplaced += 1
-                    record.partition = (KafkaPartitioner.murmur2.partition(of: record.key!, partitionCount: count) + 1) % count
-                }
-            }
-            records.append(record)
+            records.append(OutgoingRecord(topic: topic, key: Array(key.utf8), value: Array(json.utf8), timestampMilliseconds: 0))
         }
         for user in 0..<Self.identities {
             add(Topic.identities, "u\(user)", #"{"type":"identity.updated","id":"i\#(user)","at":"2026-11-22T09:00:00Z","userId":"u\#(user)","displayName":"User \#(user)"}"#)
@@ -157,17 +151,54 @@ struct PipelineBenchmark: AsyncParsableCommand {
         for conversation in 0..<Self.conversations {
             let (a, b) = (2 * conversation, 2 * conversation + 1)
             add(Topic.conversations, "c\(conversation)", #"{"type":"conversation.updated","id":"c\#(conversation)","at":"2026-11-22T09:00:00Z","conversationId":"c\#(conversation)","kind":"direct","members":["u\#(a)","u\#(b)"]}"#)
-            for user in [a, b] {
-                add(Topic.devices, "u\(user)", #"{"type":"devices.updated","id":"d\#(user)","at":"2026-11-22T09:00:00Z","userId":"u\#(user)","devices":[{"deviceId":"u\#(user)-phone","platform":"android","provider":"fcm","token":"t\#(user)","appId":"com.example.chat"}]}"#)
-            }
+            for user in [a, b] { add(Topic.devices, "u\(user)", Self.devices(of: user, id: "d\(user)", at: "2026-11-22T09:00:00Z")) }
         }
         _ = try await producer.send(records)
-        print("pipeline: seeded \(Self.identities) identities, \(Self.conversations) conversations, \(2 * Self.conversations) devices"
-            + (admin == nil ? "" : " while the pipeline runs, \(misplaced) of \(tableRecords) table records in another partition than their key's"))
+        print("pipeline: seeded \(Self.identities) identities, \(Self.conversations) conversations, \(2 * Self.conversations) devices")
+    }
+
+    /// The `devices.updated` event of `user`'s one phone.
+    static func devices(of user: Int, id: String, at: String) -> String {
+        #"{"type":"devices.updated","id":"\#(id)","at":"\#(at)","userId":"u\#(user)","devices":[{"deviceId":"u\#(user)-phone","platform":"android","provider":"fcm","token":"t\#(user)","appId":"com.example.chat"}]}"#
+    }
+
+    /// The device updates produced beside the messages (see `--misplaced-tables`): `share` of them
+    /// in the partition after their key's.
+    final class TableUpdates: Sendable {
+        let share: Double
+        let devicePartitions: Int32
+        let produced = Atomic<Int>(0)
+        let misplaced = Atomic<Int>(0)
+
+        init(share: Double, devicePartitions: Int) {
+            self.share = share
+            self.devicePartitions = Int32(devicePartitions)
+        }
+
+        /// How many updates went out, and how many misplaced.
+        var summary: String {
+            ", with \(produced.load(ordering: .relaxed)) device updates, \(misplaced.load(ordering: .relaxed)) of them misplaced"
+        }
+
+        /// The device update that comes with message `number`, if one does (every fifth message).
+        func record(for number: Int, recipient: Int, run: String, at: String) -> OutgoingRecord? {
+            guard number % 5 == 0 else { return nil }
+            var record = OutgoingRecord(topic: Topic.devices, key: Array("u\(recipient)".utf8),
+                                        value: Array(PipelineBenchmark.devices(of: recipient, id: "d\(run)-\(number)", at: at).utf8))
+            let produced = produced.add(1, ordering: .relaxed).newValue
+            // Spread evenly: this update is misplaced when the running share falls behind.
+            if Double(misplaced.load(ordering: .relaxed)) < share * Double(produced), devicePartitions > 1 {
+                misplaced.add(1, ordering: .relaxed)
+                record.partition = (KafkaPartitioner.murmur2.partition(of: record.key!, partitionCount: devicePartitions) + 1) % devicePartitions
+            }
+            return record
+        }
     }
 
     /// Produces message events; with `pace`, at that many per second in 10 ms slices.
-    private func produceMessages(_ range: Range<Int>, run: String, producer: KafkaProducer, sent: Sent, pace: Int?) async throws {
+    private func produceMessages(
+        _ range: Range<Int>, run: String, producer: KafkaProducer, sent: Sent, pace: Int?, tableUpdates: TableUpdates?
+    ) async throws {
         let slice = pace.map { max(1, $0 / 100) } ?? 5_000
         let began = ContinuousClock.now
         var pending: [Task<Void, any Error>] = []
@@ -181,10 +212,12 @@ struct PipelineBenchmark: AsyncParsableCommand {
             // message would leave the event-time merge nothing to order by: each record would wait
             // until every input passed that same instant.)
             let at = EventTime(milliseconds: Int64(Date().timeIntervalSince1970 * 1000)).rfc3339
-            let records = numbers.map { number -> OutgoingRecord in
+            var records: [OutgoingRecord] = []
+            for number in numbers {
                 let conversation = number % Self.conversations
+                if let update = tableUpdates?.record(for: number, recipient: 2 * conversation + 1, run: run, at: at) { records.append(update) }
                 let json = #"{"type":"message.received","id":"e\#(run)-\#(number)","at":"\#(at)","messageId":"m\#(run)-\#(number)","conversationId":"c\#(conversation)","senderId":"u\#(2 * conversation)","kind":"text","text":"benchmark message \#(number)"}"#
-                return OutgoingRecord(topic: Topic.messages, key: Array("c\(conversation)".utf8), value: Array(json.utf8))
+                records.append(OutgoingRecord(topic: Topic.messages, key: Array("c\(conversation)".utf8), value: Array(json.utf8)))
             }
             sent.record(numbers.map { "m\(run)-\($0)" }, at: now)
             pending.append(Task { _ = try await producer.send(records) })
