@@ -9,8 +9,11 @@ import Synchronization
 /// A mark speaks only of the records written after it; the records written before it must have been
 /// read first. So every record a local task writes to a marked topic carries a sequence number per
 /// writer and partition (``header``, with the board's ``token``), and a reader takes a local mark
-/// only once it has read that writer's latest record in its partition. Marks of other instances, and
-/// of local writers whose records are still on their way, come through Kafka as before.
+/// only once it has read that writer's latest record in its partition, and only once there is one:
+/// the records an earlier owner of the writer's task wrote (another instance, before a crash or a
+/// rebalance) carry no number of this board, and come before the first record of this one. Marks of
+/// other instances, and of local writers whose records are still on their way or that have written
+/// nothing to the partition yet, come through Kafka as before.
 final class LocalProgressBoard: Sendable {
     /// A writer task's latest mark, when it was made, and the sequence number of the latest record it
     /// wrote to each partition.
@@ -65,16 +68,16 @@ final class LocalProgressBoard: Sendable {
         }
     }
 
-    /// Calls `body` with the latest mark (and when it was made) of each local writer of `topic` whose
-    /// every record to `partition` the reader has read (`seen`: writer → the highest sequence number
-    /// read from it).
+    /// Calls `body` with the latest mark (and when it was made) of each local writer of `topic` that
+    /// has written to `partition` and whose every record there the reader has read (`seen`: writer →
+    /// the highest sequence number read from it).
     func forEachMark(
         of topic: String, partition: Int32, seen: [Int32: Int64],
         _ body: (_ task: Int32, _ mark: ProgressMark, _ madeAt: ContinuousClock.Instant) -> Void
     ) {
         writers.withLock { writers in
             for (task, writer) in writers[topic] ?? [:] {
-                guard let madeAt = writer.madeAt, (writer.lastSequence[partition] ?? 0) == (seen[task] ?? 0) else { continue }
+                guard let madeAt = writer.madeAt, let last = writer.lastSequence[partition], last == seen[task] else { continue }
                 body(task, writer.mark, madeAt)
             }
         }

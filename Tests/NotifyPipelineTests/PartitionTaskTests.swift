@@ -169,6 +169,23 @@ import Testing
         #expect(!ProgressMark.finished.differs(from: .finished, elapsed: .seconds(5), heartbeat: heartbeat))
     }
 
+    /// A local writer that has written nothing to the reader's partition yet is not taken at its
+    /// word: records an earlier owner of its task wrote there (before a crash or a rebalance) may not
+    /// be read yet, and they carry no number of this board.
+    @Test func aLocalWriterThatWroteNothingHereIsHeardThroughKafka() throws {
+        let now = ContinuousClock.now
+        let board = LocalProgressBoard()
+        var merge = EventTimeMerge<Int>(markedTopics: ["marked": 1], lateness: 0, maximumWait: .seconds(3), localMarks: board)
+        merge.partition = 0
+        let base = try Self.input(0, at: 0).event.order.milliseconds
+        board.publish(.at(base + 10_000), topic: "marked", task: 0, at: now)
+        merge.add(try Self.input(5, at: 5), source: "a", now: now)
+        var forced = 0
+        #expect(merge.release(now: now + .milliseconds(1), forced: &forced).isEmpty, "no record of this writer read here yet")
+        merge.noteMark(topic: "marked", task: 0, .at(base + 10_000), now: now)
+        #expect(merge.release(now: now + .milliseconds(1), forced: &forced).map(\.input) == [5], "its mark through Kafka")
+    }
+
     /// A writer in the same instance is heard without the round trip through Kafka, but only once
     /// the reader has read the records it wrote before its mark.
     @Test func aLocalMarkCountsOnceTheWritersRecordsAreRead() throws {
