@@ -285,7 +285,9 @@ struct EventTimeMerge<Input: Sendable>: Sendable {
     /// it has buffered, and of `held` (the earliest time a message its state holds back can be
     /// released). An input read to its end moves on with the wall clock from its latest record if
     /// that was read within ``recentInput``, else from `instanceClock` (the event clock of the
-    /// instance's busiest task): a quiet partition does not hold stage 2 back.
+    /// instance's busiest task): a quiet partition does not hold stage 2 back. So does an input
+    /// that lags but brought nothing for ``maximumWait``: the task waits it out itself, and its
+    /// readers, which hear the mark every ``heartbeat``, must not wait for it longer.
     func mark(of inputs: [String], held: Int64?, includingBuffered: Bool = true, instanceClock: Int64?,
               now: ContinuousClock.Instant) -> ProgressMark {
         var fixed = min(includingBuffered ? earliest ?? .max : .max, held ?? .max)
@@ -294,7 +296,7 @@ struct EventTimeMerge<Input: Sendable>: Sendable {
         for name in inputs {
             guard let source = sources[name] else { continue }
             seen = true
-            if source.lagging {
+            if source.lagging && now - source.readAt < maximumWait {
                 fixed = min(fixed, source.latest ?? .min)
             } else if let latest = source.latest, now - source.readAt < Self.recentInput {
                 idleSince = min(idleSince ?? .max, latest.saturating(plus: (now - source.readAt).milliseconds))

@@ -139,6 +139,22 @@ import Testing
         #expect(forced == 1)
     }
 
+    /// A writer's mark is held by an input that lags while it brings records, not by one that
+    /// brought nothing for the maximum wait: its readers would wait for it for good.
+    @Test func aMarkIsNotHeldByAnInputGoneSilent() throws {
+        let start = ContinuousClock.now
+        var merge = EventTimeMerge<Int>(lateness: 10, maximumWait: .seconds(3))
+        let input = try Self.input(1, at: 1)
+        merge.add(input, source: "slow", now: start)
+        merge.noteLag("slow", lagging: true, now: start)
+        var forced = 0
+        _ = merge.release(now: start, forced: &forced)
+        let time = input.order.milliseconds
+        #expect(merge.mark(of: ["slow"], held: nil, includingBuffered: false, instanceClock: time, now: start + .seconds(2)) == .at(time))
+        #expect(merge.mark(of: ["slow"], held: nil, includingBuffered: false, instanceClock: time + 5_000, now: start + .seconds(3))
+            == .idle(since: time + 5_000))
+    }
+
     /// An input that lags is waited for while it brings records, and waited out once it brings
     /// none for the maximum wait.
     @Test func aLaggingInputIsWaitedForWhileItBringsRecords() throws {
