@@ -129,6 +129,18 @@ struct PartitionTask<Logic: StageLogic>: Sendable {
         self.merge.partition = partition
     }
 
+    /// Takes the task back after it was given up. What its merge knew (records read and not
+    /// folded, the writers' marks, its inputs' floors) and its wall-clock anchor are of the time
+    /// before: kept, an idle mark or a quiet input would move on by the whole time away and let
+    /// records go before those written meanwhile are read, and event time would jump by it. Its
+    /// inputs are read again from the group's commit, and its next owner's changes since are in
+    /// the changelog.
+    mutating func resume(with merge: EventTimeMerge<Logic.Input>) {
+        self.merge = merge
+        self.merge.partition = partition
+        anchor = nil
+    }
+
     /// Takes the records of this partition read in one batch, and folds, in event-time order
     /// (``EventOrder``: the `at` inside each event, never the record timestamp), those that no input
     /// can still bring an earlier record than (see ``EventTimeMerge``). `lag` says which inputs have

@@ -229,6 +229,7 @@ actor StageRunner<Logic: StageLogic> {
         for partition in partitions where tasks[partition] == nil {
             let kept = standby.removeValue(forKey: partition)
             var task = kept?.task ?? PartitionTask(partition: partition, partitionCount: partitionCount, state: logic.initialState(), merge: merge)
+            if kept != nil { task.resume(with: merge) }
             // The consumer forgets stored offsets with its assignment: the next save stores them anew.
             task.savedOffsets = [:]
             let started = ContinuousClock.now

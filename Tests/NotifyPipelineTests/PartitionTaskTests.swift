@@ -20,6 +20,21 @@ import Testing
                     timestampMilliseconds: Scenario.base.milliseconds + second * 1000)
     }
 
+    /// A task taken back after it was given up forgets what its merge knew then: an idle mark it
+    /// heard would otherwise have moved on by the whole time away, past records written meanwhile.
+    @Test func aTaskTakenBackForgetsTheMarksItKnew() throws {
+        let template = EventTimeMerge<FanoutStageLogic.Input>(markedTopics: ["marked": 1], lateness: 10, maximumWait: .seconds(3))
+        var task = PartitionTask<FanoutStageLogic>(partition: 3, state: logic.initialState(), merge: template)
+        let away = ContinuousClock.now
+        task.merge.noteMark(topic: "marked", task: 0, .idle(since: 1_000), now: away)
+        task.anchor = (EventTime(milliseconds: 1_000), away)
+        #expect(task.merge.floor(now: away + .seconds(60)) > 60_000, "an idle mark moves on with the wall clock")
+        task.resume(with: template)
+        #expect(task.merge.floor(now: away + .seconds(60)) == .min, "nothing heard since it came back")
+        #expect(task.merge.partition == 3)
+        #expect(task.anchor == nil)
+    }
+
     /// Folding sends the outputs at once but no changelog and no offsets; a save writes one
     /// changelog record per changed key, holding every change, and the offsets past all of it.
     @Test func aSaveWritesEachChangedKeyOnceWithTheOffsetsItCovers() throws {
