@@ -38,7 +38,7 @@ public struct PipelineSettings: Sendable {
         client: KafkaClientConfiguration, groupId: String = "notify", stages: Set<StageName> = Set(StageName.allCases),
         core: CoreConfiguration, maxRecordBytes: Int = 1_000_000, tickInterval: Duration = .milliseconds(250),
         saveInterval: Duration = .seconds(5), thumbnails: ThumbnailSettings? = nil,
-        lateness: Duration = .milliseconds(10), maximumEventTimeWait: Duration = .seconds(3),
+        lateness: Duration = .milliseconds(10), maximumEventTimeWait: Duration = .seconds(30),
         markInterval: Duration = .milliseconds(20)
     ) {
         precondition(saveInterval > .zero, "a save interval must be positive")

@@ -27,7 +27,7 @@ struct PipelineBenchmark: AsyncParsableCommand {
     @Option(help: "Milliseconds between the progress marks a stage's tasks send to the topics their readers merge.")
     var markInterval: Int64 = 20
     @Option(help: "Seconds a record waits in the event-time merge at most (the pipeline's pipeline.maxEventTimeWait).")
-    var maximumWait: Double = 3
+    var maximumWait: Double = 30
     @Option(help: ArgumentHelp("""
         Every fifth message comes with a device update of its recipient, produced beside it (tables that \
         change while messages flow), and this share of those updates (0 to 1) goes to another partition than \
