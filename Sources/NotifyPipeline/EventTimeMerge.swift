@@ -123,6 +123,9 @@ struct EventTimeMerge<Input: Sendable>: Sendable {
     var heartbeat: Duration { maximumWait / 3 }
     /// The earliest time to look again for overdue records that live inputs hold back.
     private var nextOverdueLook: ContinuousClock.Instant?
+    /// The event clock as each release saw it, over the last ``lateness`` of wall-clock time (and
+    /// the one sample before), oldest first (see ``settledClock(now:)``).
+    private var clockSamples: [(wall: ContinuousClock.Instant, clock: Int64)] = []
     /// The marks of the writers in this instance, read without the round trip through Kafka.
     let localMarks: LocalProgressBoard?
     /// The partition of the marked topics this merge reads.
@@ -241,18 +244,46 @@ struct EventTimeMerge<Input: Sendable>: Sendable {
         return clock
     }
 
+    /// Keeps the event clock as it is now (see ``settledClock(now:)``).
+    private mutating func noteClock(now: ContinuousClock.Instant) {
+        guard let clock = eventClock(now: now) else { return }
+        clockSamples.append((now, clock))
+        let horizon = now - .milliseconds(lateness)
+        if let settled = clockSamples.lastIndex(where: { $0.wall <= horizon }), settled > 0 { clockSamples.removeFirst(settled) }
+        if clockSamples.count > 1_024 { clockSamples.removeFirst(clockSamples.count - 1_024) }
+    }
+
+    /// The floor of an input read to its end: the event clock as it was ``lateness`` of wall-clock
+    /// time ago, moved on by the wall clock since (never above today's clock less ``lateness``).
+    /// While event time runs at the wall clock's pace that is the clock less the lateness; in a
+    /// burst or a backlog, when event time runs far ahead, it is where the clock stood when the
+    /// records now reaching Kafka were produced: a partition whose newest records the consumer
+    /// has not seen yet (its high watermark is news of the last fetch) is not taken as read past
+    /// times the burst reached since.
+    func settledClock(now: ContinuousClock.Instant) -> Int64? {
+        guard let clock = eventClock(now: now) else { return nil }
+        let horizon = now - .milliseconds(lateness)
+        var settled = clock.saturating(minus: lateness)
+        if let sample = clockSamples.last(where: { $0.wall <= horizon }) {
+            settled = min(settled, sample.clock.saturating(plus: (horizon - sample.wall).milliseconds))
+        } else if let oldest = clockSamples.first {
+            settled = min(settled, oldest.clock.saturating(minus: (oldest.wall - horizon).milliseconds))
+        }
+        return settled
+    }
+
     /// The earliest event time an input can still bring (`.max`: none can bring anything). With
     /// `ignoringSilent`, inputs gone silent that long do not count: a lagging input that brought
     /// nothing, a writer whose mark was not heard (or never was).
     func floor(now: ContinuousClock.Instant, ignoringSilent silence: Duration? = nil) -> Int64 {
         func silent(since instant: ContinuousClock.Instant) -> Bool { silence.map { now - instant >= $0 } ?? false }
-        let clock = eventClock(now: now)
+        let settled = settledClock(now: now)
         var floor = Int64.max
         for source in sources.values {
             if source.lagging {
                 if !silent(since: source.readAt) { floor = min(floor, source.latest ?? .min) }
             } else {
-                floor = min(floor, clock.map { $0.saturating(minus: lateness) } ?? .max)
+                floor = min(floor, settled ?? .max)
             }
         }
         for (topic, writers) in markedTopics {
@@ -316,6 +347,7 @@ struct EventTimeMerge<Input: Sendable>: Sendable {
     /// those that waited ``maximumWait`` (with everything before them). `forced` counts the latter.
     mutating func release(now: ContinuousClock.Instant, forced: inout Int) -> [DecodedInput<Input>] {
         settle()
+        noteClock(now: now)
         guard head < buffer.count else { return [] }
         let floor = floor(now: now)
         var end = head

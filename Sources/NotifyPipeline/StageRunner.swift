@@ -153,9 +153,10 @@ actor StageRunner<Logic: StageLogic> {
         return output
     }
 
-    /// The event clock of the instance's busiest task (see ``EventTimeMerge/eventClock(now:)``).
+    /// The event clock of the instance's busiest task, as settled (see
+    /// ``EventTimeMerge/settledClock(now:)``; plus the lateness, which readers of an idle mark take off).
     private func instanceClock(now: ContinuousClock.Instant) -> Int64? {
-        tasks.values.compactMap { $0.merge.eventClock(now: now) }.max()
+        tasks.values.compactMap { $0.merge.settledClock(now: now)?.saturating(plus: $0.merge.lateness) }.max()
     }
 
     /// Sends the progress marks of the tasks whose marks changed since they were last sent to every

@@ -190,6 +190,25 @@ import Testing
         #expect(forced == 2)
     }
 
+    /// In a burst, event time runs far ahead of the wall clock: an input read to its end holds
+    /// records back to where the clock stood the lateness ago (in wall-clock time), not to the
+    /// clock now less the lateness, which the burst has carried seconds ahead.
+    @Test func aBurstDoesNotCarryAQuietInputsFloorAhead() throws {
+        let start = ContinuousClock.now
+        var merge = EventTimeMerge<Int>(lateness: 10, maximumWait: .seconds(30))
+        var forced = 0
+        merge.add(try Self.input(0, at: 0), source: "quiet", now: start)
+        merge.add(try Self.input(1, at: 1), source: "fast", now: start)
+        #expect(merge.release(now: start, forced: &forced).map(\.input) == [0])
+        // 5 s of event time a millisecond later: the quiet input may still bring anything after 1 s.
+        merge.add(try Self.input(6, at: 6), source: "fast", now: start + .milliseconds(1))
+        #expect(merge.release(now: start + .milliseconds(1), forced: &forced).isEmpty)
+        #expect(merge.release(now: start + .milliseconds(10), forced: &forced).isEmpty)
+        // The lateness later, the clock then (6 s) has settled: what came before it goes.
+        #expect(merge.release(now: start + .milliseconds(11), forced: &forced).map(\.input) == [1])
+        #expect(forced == 0)
+    }
+
     /// An unchanged mark that holds readers back is sent again every heartbeat; an idle one is not.
     @Test func anUnchangedMarkIsSentAgainEveryHeartbeat() {
         let heartbeat = Duration.seconds(1)
