@@ -19,14 +19,11 @@ enum ProgressMark: Sendable, Hashable {
     /// Whether the readers must be told this mark when they were told `previous`, `elapsed` ago: an
     /// idle mark moves on by itself at the wall clock's pace (readers add the time since they read
     /// it), so an idle mark is news only when event time ran ahead of that (a burst, a backlog) by
-    /// more than ``announceTolerance``; any other mark when it changed, or, unchanged, once
-    /// `heartbeat` has passed: a writer that holds its readers back says now and then that it is
-    /// alive, and a reader waits out ``EventTimeMerge/maximumWait`` only for writers gone silent.
-    func differs(from previous: ProgressMark, elapsed: Duration, heartbeat: Duration) -> Bool {
+    /// more than ``announceTolerance``; any other mark when it changed.
+    func differs(from previous: ProgressMark, elapsed: Duration) -> Bool {
         switch (self, previous) {
         case (.idle(let since), .idle(let before)): since.saturating(minus: before.saturating(plus: elapsed.milliseconds)) > Self.announceTolerance
         case (.finished, .finished): false
-        case (.at, .at): self != previous || elapsed >= heartbeat
         default: self != previous
         }
     }
@@ -69,10 +66,7 @@ enum ProgressMark: Sendable, Hashable {
 /// - `notify.fanout`: the lowest progress mark of the stage-1 tasks (``ProgressMark``).
 ///
 /// A buffered record is folded once its time is below every floor, or once it has waited
-/// ``maximumWait`` and only inputs gone silent hold it (a stuck or absent writer must not hold
-/// everything): those are counted. An input that lags but makes progress (a backlog, a writer
-/// catching up, whose marks come at least every ``heartbeat``) is waited for however long it takes,
-/// so a backlog changes no order.
+/// ``maximumWait`` (a stuck or absent writer must not hold everything): those are counted.
 struct EventTimeMerge<Input: Sendable>: Sendable {
     struct Source: Sendable {
         /// The latest event time read from the input.
@@ -115,14 +109,8 @@ struct EventTimeMerge<Input: Sendable>: Sendable {
     let markedTopics: [String: Int32]
     /// How much later than the wall clock says a record may reach Kafka and still be folded in order.
     let lateness: Int64
-    /// The longest a record waits for inputs gone silent: a writer whose mark is not heard, or an
-    /// input that lags and brings nothing, for that long; then it is folded anyway.
+    /// The longest a record waits for the floors; then it is folded anyway.
     let maximumWait: Duration
-    /// How often a writer whose mark holds its readers back says it again (a third of ``maximumWait``,
-    /// so that a live writer is never taken for a silent one).
-    var heartbeat: Duration { maximumWait / 3 }
-    /// The earliest time to look again for overdue records that live inputs hold back.
-    private var nextOverdueLook: ContinuousClock.Instant?
     /// The event clock as each release saw it, over the last ``lateness`` of wall-clock time (and
     /// the one sample before), oldest first (see ``settledClock(now:)``).
     private var clockSamples: [(wall: ContinuousClock.Instant, clock: Int64)] = []
@@ -272,31 +260,23 @@ struct EventTimeMerge<Input: Sendable>: Sendable {
         return settled
     }
 
-    /// The earliest event time an input can still bring (`.max`: none can bring anything). With
-    /// `ignoringSilent`, inputs gone silent that long do not count: a lagging input that brought
-    /// nothing, a writer whose mark was not heard (or never was).
-    func floor(now: ContinuousClock.Instant, ignoringSilent silence: Duration? = nil) -> Int64 {
-        func silent(since instant: ContinuousClock.Instant) -> Bool { silence.map { now - instant >= $0 } ?? false }
+    /// The earliest event time an input can still bring (`.max`: none can bring anything).
+    func floor(now: ContinuousClock.Instant) -> Int64 {
         let settled = settledClock(now: now)
         var floor = Int64.max
         for source in sources.values {
-            if source.lagging {
-                if !silent(since: source.readAt) { floor = min(floor, source.latest ?? .min) }
-            } else {
-                floor = min(floor, settled ?? .max)
-            }
+            floor = min(floor, source.lagging ? source.latest ?? .min : settled ?? .max)
         }
         for (topic, writers) in markedTopics {
             // Per writer, the later of what Kafka brought and what the writer, if it is local, says
-            // now; `.min` for a writer not heard of yet (`.max` when silent writers do not count).
-            var writerFloors = [Int64](repeating: silence == nil ? .min : .max, count: Int(writers))
-            for (task, (mark, readAt)) in marks[topic] ?? [:] where task >= 0 && task < writers && !silent(since: readAt) {
+            // now; `.min` for a writer not heard of yet.
+            var writerFloors = [Int64](repeating: .min, count: Int(writers))
+            for (task, (mark, readAt)) in marks[topic] ?? [:] where task >= 0 && task < writers {
                 writerFloors[Int(task)] = writerFloor(of: mark, readAt: readAt, now: now)
             }
             localMarks?.forEachMark(of: topic, partition: partition, seen: sequencesRead[topic] ?? [:]) { task, mark, madeAt in
-                guard task >= 0 && task < writers, !silent(since: madeAt) else { return }
-                let local = writerFloor(of: mark, readAt: madeAt, now: now)
-                writerFloors[Int(task)] = silence == nil ? max(writerFloors[Int(task)], local) : local
+                guard task >= 0 && task < writers else { return }
+                writerFloors[Int(task)] = max(writerFloors[Int(task)], writerFloor(of: mark, readAt: madeAt, now: now))
             }
             floor = min(floor, writerFloors.min() ?? .max)
         }
@@ -317,8 +297,7 @@ struct EventTimeMerge<Input: Sendable>: Sendable {
     /// released). An input read to its end moves on with the wall clock from its latest record if
     /// that was read within ``recentInput``, else from `instanceClock` (the event clock of the
     /// instance's busiest task): a quiet partition does not hold stage 2 back. So does an input
-    /// that lags but brought nothing for ``maximumWait``: the task waits it out itself, and its
-    /// readers, which hear the mark every ``heartbeat``, must not wait for it longer.
+    /// that lags but brought nothing for ``maximumWait``: the task waits it out itself.
     func mark(of inputs: [String], held: Int64?, includingBuffered: Bool = true, instanceClock: Int64?,
               now: ContinuousClock.Instant) -> ProgressMark {
         var fixed = min(includingBuffered ? earliest ?? .max : .max, held ?? .max)
@@ -352,27 +331,16 @@ struct EventTimeMerge<Input: Sendable>: Sendable {
         let floor = floor(now: now)
         var end = head
         while end < buffer.count, buffer[end].order.milliseconds < floor { end += 1 }
-        if let oldest = oldestArrival, now - oldest >= maximumWait, nextOverdueLook.map({ now >= $0 }) ?? true {
-            // Something may be overdue. Only inputs gone silent are waited out (live ones that lag
-            // hold on), so only the records below the floor without them can go: look among those.
-            let live = self.floor(now: now, ignoringSilent: maximumWait)
+        if let oldest = oldestArrival, now - oldest >= maximumWait {
+            // Something may be overdue: look (rarely: then the bound is exact until it is overdue itself).
             var overdue: Int?
-            var index = end
-            while index < buffer.count, buffer[index].order.milliseconds < live {
-                if now - buffer[index].arrived >= maximumWait { overdue = index }
-                index += 1
-            }
-            if let overdue {
+            for index in head..<buffer.count where now - buffer[index].arrived >= maximumWait { overdue = index }
+            if let overdue, overdue >= end {
                 forced += overdue + 1 - end
                 end = overdue + 1
-                // Exact again until it is overdue itself (forcing is rare: the scan may be long).
-                oldestArrival = nil
-                for index in end..<buffer.count { oldestArrival = min(oldestArrival ?? buffer[index].arrived, buffer[index].arrived) }
-                nextOverdueLook = nil
-            } else {
-                // Live inputs hold them: the bound stays, and they are looked at again a little later.
-                nextOverdueLook = now + min(heartbeat, .milliseconds(100))
             }
+            oldestArrival = nil
+            for index in end..<buffer.count { oldestArrival = min(oldestArrival ?? buffer[index].arrived, buffer[index].arrived) }
         }
         guard end > head else { return [] }
         let released = buffer[head..<end].map(\.input)

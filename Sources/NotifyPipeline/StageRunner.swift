@@ -172,7 +172,7 @@ actor StageRunner<Logic: StageLogic> {
             for (partition, task) in tasks.sorted(by: { $0.key < $1.key }) {
                 let mark = task.progressMark(for: topic, logic: logic, instanceClock: clock, now: now)
                 merge.localMarks?.publish(mark, topic: topic, task: partition, at: now)
-                guard announced[topic]?[partition].map({ mark.differs(from: $0.mark, elapsed: now - $0.at, heartbeat: merge.heartbeat) }) ?? true else { continue }
+                guard announced[topic]?[partition].map({ mark.differs(from: $0.mark, elapsed: now - $0.at) }) ?? true else { continue }
                 announced[topic, default: [:]][partition] = (mark, now)
                 headers.append(KafkaHeader(name: ProgressMark.header, value: mark.headerValue(task: partition)))
             }

@@ -90,7 +90,7 @@ import Testing
         #expect(merge.floor(now: now) == .min)
         merge.noteMark(topic: "marked", task: 0, .idle(since: .min), now: now)
         #expect(merge.floor(now: now) == .min)
-        #expect(ProgressMark.idle(since: .min).differs(from: .idle(since: .min), elapsed: .milliseconds(1), heartbeat: .seconds(1)) == false)
+        #expect(ProgressMark.idle(since: .min).differs(from: .idle(since: .min), elapsed: .milliseconds(1)) == false)
         #expect(Int64.max.saturating(plus: 5) == .max)
         #expect(Int64.min.saturating(minus: 5) == .min)
     }
@@ -136,24 +136,6 @@ import Testing
         #expect(forced == 3)
     }
 
-    /// A writer that holds a record back but keeps saying so (a backlog, a forwarder catching up) is
-    /// waited for past the maximum wait: only a writer gone silent is waited out.
-    @Test func aWriterThatKeepsItsMarkComingIsWaitedForPastTheMaximum() throws {
-        let start = ContinuousClock.now
-        var merge = EventTimeMerge<Int>(markedTopics: ["marked": 1], lateness: 0, maximumWait: .seconds(3))
-        merge.add(try Self.input(1, at: 1), source: "a", now: start)
-        var forced = 0
-        for second in 0...9 {
-            merge.noteMark(topic: "marked", task: 0, .at(.min), now: start + .seconds(second))
-            #expect(merge.release(now: start + .seconds(second) + .milliseconds(500), forced: &forced).isEmpty, "held at \(second).5 s")
-        }
-        #expect(forced == 0)
-        // Silent from 9 s on: waited out at 12 s, counted.
-        #expect(merge.release(now: start + .milliseconds(11_900), forced: &forced).isEmpty)
-        #expect(merge.release(now: start + .seconds(12), forced: &forced).map(\.input) == [1])
-        #expect(forced == 1)
-    }
-
     /// A writer's mark is held by an input that lags while it brings records, not by one that
     /// brought nothing for the maximum wait: its readers would wait for it for good.
     @Test func aMarkIsNotHeldByAnInputGoneSilent() throws {
@@ -168,26 +150,6 @@ import Testing
         #expect(merge.mark(of: ["slow"], held: nil, includingBuffered: false, instanceClock: time, now: start + .seconds(2)) == .at(time))
         #expect(merge.mark(of: ["slow"], held: nil, includingBuffered: false, instanceClock: time + 5_000, now: start + .seconds(3))
             == .idle(since: time + 5_000))
-    }
-
-    /// An input that lags is waited for while it brings records, and waited out once it brings
-    /// none for the maximum wait.
-    @Test func aLaggingInputIsWaitedForWhileItBringsRecords() throws {
-        let start = ContinuousClock.now
-        var merge = EventTimeMerge<Int>(lateness: 0, maximumWait: .seconds(3))
-        merge.add(try Self.input(50, at: 50), source: "a", now: start)
-        merge.noteLag("slow", lagging: true, now: start)
-        var forced = 0
-        for second in 1...6 {
-            // The slow input brings older records now and then, still lagging behind them.
-            merge.add(try Self.input(second, at: Double(second)), source: "slow", now: start + .seconds(second))
-            merge.noteLag("slow", lagging: true, now: start + .seconds(second))
-            let released = merge.release(now: start + .seconds(second) + .milliseconds(500), forced: &forced).map(\.input)
-            #expect(released == (second == 1 ? [] : [second - 1]), "at \(second).5 s")
-        }
-        #expect(forced == 0)
-        #expect(merge.release(now: start + .seconds(9), forced: &forced).map(\.input) == [6, 50])
-        #expect(forced == 2)
     }
 
     /// In a burst, event time runs far ahead of the wall clock: an input read to its end holds
@@ -207,16 +169,6 @@ import Testing
         // The lateness later, the clock then (6 s) has settled: what came before it goes.
         #expect(merge.release(now: start + .milliseconds(11), forced: &forced).map(\.input) == [1])
         #expect(forced == 0)
-    }
-
-    /// An unchanged mark that holds readers back is sent again every heartbeat; an idle one is not.
-    @Test func anUnchangedMarkIsSentAgainEveryHeartbeat() {
-        let heartbeat = Duration.seconds(1)
-        #expect(!ProgressMark.at(5).differs(from: .at(5), elapsed: .milliseconds(999), heartbeat: heartbeat))
-        #expect(ProgressMark.at(5).differs(from: .at(5), elapsed: heartbeat, heartbeat: heartbeat))
-        #expect(ProgressMark.at(6).differs(from: .at(5), elapsed: .zero, heartbeat: heartbeat))
-        #expect(!ProgressMark.idle(since: 5).differs(from: .idle(since: 5), elapsed: .seconds(5), heartbeat: heartbeat))
-        #expect(!ProgressMark.finished.differs(from: .finished, elapsed: .seconds(5), heartbeat: heartbeat))
     }
 
     /// A local writer that has written nothing to the reader's partition yet is not taken at its
