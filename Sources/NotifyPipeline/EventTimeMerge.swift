@@ -242,7 +242,7 @@ struct EventTimeMerge<Input: Sendable>: Sendable {
     }
 
     /// The floor of an input read to its end: the event clock as it was ``lateness`` of wall-clock
-    /// time ago, moved on by the wall clock since (never above today's clock less ``lateness``).
+    /// time ago, moved on by the wall clock since (never above the present clock less ``lateness``).
     /// While event time runs at the wall clock's pace that is the clock less the lateness; in a
     /// burst or a backlog, when event time runs far ahead, it is where the clock stood when the
     /// records now reaching Kafka were produced: a partition whose newest records the consumer
