@@ -334,7 +334,10 @@ struct EventTimeMerge<Input: Sendable>: Sendable {
         if let oldest = oldestArrival, now - oldest >= maximumWait {
             // Something may be overdue: look (rarely: then the bound is exact until it is overdue itself).
             var overdue: Int?
-            for index in head..<buffer.count where now - buffer[index].arrived >= maximumWait { overdue = index }
+            for index in (head..<buffer.count).reversed() where now - buffer[index].arrived >= maximumWait {
+                overdue = index
+                break
+            }
             if let overdue, overdue >= end {
                 forced += overdue + 1 - end
                 end = overdue + 1
