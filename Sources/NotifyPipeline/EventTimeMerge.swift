@@ -1,3 +1,5 @@
+import DequeModule
+import HeapModule
 import Kafka
 import NotifyCore
 
@@ -77,29 +79,31 @@ struct EventTimeMerge<Input: Sendable>: Sendable {
         var lagging = false
     }
 
-    /// A record waiting to be folded, with its place in the order (computed once).
-    struct Waiting: Sendable {
+    /// Where a waiting record stands in the fold order: its ``EventOrder``, then its arrival.
+    struct Place: Sendable, Comparable {
         var order: EventOrder
         var sequence: Int
-        var arrived: ContinuousClock.Instant
-        var input: DecodedInput<Input>
 
-        func precedes(_ order: EventOrder, _ sequence: Int) -> Bool {
-            (self.order, self.sequence) < (order, sequence)
-        }
+        static func < (lhs: Place, rhs: Place) -> Bool { (lhs.order, lhs.sequence) < (rhs.order, rhs.sequence) }
     }
 
-    /// Records waiting to be folded, from ``head`` on, in ``EventOrder`` (then arrival); those before
-    /// ``head`` were folded and are dropped now and then, not at every release (that would move the
-    /// whole backlog each time).
-    private var buffer: [Waiting] = []
-    private var head = 0
-    /// Records that came out of order since the last release, in arrival order.
-    private var unsorted: [Waiting] = []
-    private var unsortedEarliest: Int64?
+    /// A record waiting to be folded, as it arrived.
+    struct Arrival: Sendable {
+        var place: Place
+        var arrived: ContinuousClock.Instant
+        var input: DecodedInput<Input>
+    }
+
+    /// The places of the records waiting, the earliest on top. A heap, so a record that comes out of
+    /// order (several writers, a backlog read partition by partition) costs a logarithm, and no
+    /// release moves the records that stay.
+    private var places = Heap<Place>()
+    /// The records waiting, in arrival order: `arrivals[sequence - firstSequence]`, nil once folded
+    /// (the folded ones at the front are dropped at each release). Arrival order is also the order
+    /// in which records become overdue.
+    private var arrivals: Deque<Arrival?> = []
+    private var firstSequence = 1
     private var sequence = 0
-    /// No record waiting arrived before this (a bound, exact after each look for overdue records).
-    private var oldestArrival: ContinuousClock.Instant?
     /// Input name (topic, or topic and partition for an input every task reads) → where it stands.
     private(set) var sources: [String: Source] = [:]
     /// Marked topic → writing task → its latest mark, and when it was read.
@@ -129,14 +133,10 @@ struct EventTimeMerge<Input: Sendable>: Sendable {
     }
 
     /// The earliest event time buffered.
-    var earliest: Int64? {
-        let sorted = head < buffer.count ? buffer[head].order.milliseconds : nil
-        guard let unsortedEarliest else { return sorted }
-        return min(sorted ?? .max, unsortedEarliest)
-    }
+    var earliest: Int64? { places.min?.order.milliseconds }
 
     /// How many records wait.
-    var count: Int { buffer.count - head + unsorted.count }
+    var count: Int { places.count }
 
     /// Takes a record read from `source`.
     mutating func add(_ input: DecodedInput<Input>, source: String, now: ContinuousClock.Instant) {
@@ -149,43 +149,9 @@ struct EventTimeMerge<Input: Sendable>: Sendable {
             sources[source] = clock
         }
         sequence += 1
-        let item = Waiting(order: order, sequence: sequence, arrived: now, input: input)
-        if oldestArrival == nil { oldestArrival = now }
-        if unsorted.isEmpty && (head == buffer.count || buffer[buffer.count - 1].precedes(order, sequence)) {
-            buffer.append(item)  // The usual case: not earlier than the latest buffered.
-        } else {
-            // Out of order: kept aside and merged in once per release (see ``settle()``), not moved
-            // into place one by one (a backlog read partition by partition would move the whole
-            // buffer at each record).
-            unsorted.append(item)
-            unsortedEarliest = min(unsortedEarliest ?? .max, time)
-        }
-    }
-
-    /// Merges the records kept aside into the buffer, in order.
-    private mutating func settle() {
-        guard !unsorted.isEmpty else { return }
-        unsorted.sort { $0.precedes($1.order, $1.sequence) }
-        if head == buffer.count || buffer[buffer.count - 1].precedes(unsorted[0].order, unsorted[0].sequence) {
-            buffer.append(contentsOf: unsorted)
-        } else {
-            var merged: [Waiting] = []
-            merged.reserveCapacity(buffer.count - head + unsorted.count)
-            var (old, new) = (head, 0)
-            while old < buffer.count && new < unsorted.count {
-                if buffer[old].precedes(unsorted[new].order, unsorted[new].sequence) {
-                    merged.append(buffer[old]); old += 1
-                } else {
-                    merged.append(unsorted[new]); new += 1
-                }
-            }
-            merged.append(contentsOf: buffer[old...])
-            merged.append(contentsOf: unsorted[new...])
-            buffer = merged
-            head = 0
-        }
-        unsorted.removeAll(keepingCapacity: true)
-        unsortedEarliest = nil
+        let place = Place(order: order, sequence: sequence)
+        arrivals.append(Arrival(place: place, arrived: now, input: input))
+        places.insert(place)
     }
 
     /// Notes whether records of `source` wait in Kafka beyond those read.
@@ -325,36 +291,30 @@ struct EventTimeMerge<Input: Sendable>: Sendable {
     /// Takes out, in order, the records that may be folded now: those below every floor, and
     /// those that waited ``maximumWait`` (with everything before them). `forced` counts the latter.
     mutating func release(now: ContinuousClock.Instant, forced: inout Int) -> [DecodedInput<Input>] {
-        settle()
         noteClock(now: now)
-        guard head < buffer.count else { return [] }
+        guard let first = places.min else { return [] }
         let floor = floor(now: now)
-        var end = head
-        while end < buffer.count, buffer[end].order.milliseconds < floor { end += 1 }
-        if let oldest = oldestArrival, now - oldest >= maximumWait {
-            // Something may be overdue: look (rarely: then the bound is exact until it is overdue itself).
-            var overdue: Int?
-            for index in (head..<buffer.count).reversed() where now - buffer[index].arrived >= maximumWait {
-                overdue = index
-                break
-            }
-            if let overdue, overdue >= end {
-                forced += overdue + 1 - end
-                end = overdue + 1
-            }
-            oldestArrival = nil
-            for index in end..<buffer.count { oldestArrival = min(oldestArrival ?? buffer[index].arrived, buffer[index].arrived) }
+        // The latest place among the overdue records: it and everything before it go now.
+        var overdue: Place?
+        for arrival in arrivals {
+            guard let arrival else { continue }
+            guard now - arrival.arrived >= maximumWait else { break }
+            overdue = max(overdue ?? arrival.place, arrival.place)
         }
-        guard end > head else { return [] }
-        let released = buffer[head..<end].map(\.input)
-        head = end
-        if head == buffer.count {
-            buffer.removeAll(keepingCapacity: true)
-            head = 0
-            oldestArrival = nil
-        } else if head >= 4096, head * 2 >= buffer.count {
-            buffer.removeFirst(head)
-            head = 0
+        guard first.order.milliseconds < floor || overdue.map({ first <= $0 }) == true else { return [] }
+        var released: [DecodedInput<Input>] = []
+        while let next = places.min {
+            if next.order.milliseconds >= floor {
+                guard let overdue, next <= overdue else { break }
+                forced += 1
+            }
+            places.removeMin()
+            let index = next.sequence - firstSequence
+            released.append(arrivals[index].take()!.input)
+        }
+        while let front = arrivals.first, front == nil {
+            arrivals.removeFirst()
+            firstSequence += 1
         }
         return released
     }
@@ -365,8 +325,7 @@ struct EventTimeMerge<Input: Sendable>: Sendable {
         func note(_ record: KafkaRecord) {
             if record.offset < oldest[record.topic] ?? .max { oldest[record.topic] = record.offset }
         }
-        for index in head..<buffer.count { note(buffer[index].input.record) }
-        for index in unsorted.indices { note(unsorted[index].input.record) }
+        for case let arrival? in arrivals { note(arrival.input.record) }
         return oldest
     }
 }
