@@ -141,6 +141,15 @@ struct PartitionTask<Logic: StageLogic>: Sendable {
         anchor = nil
     }
 
+    /// Counts every input as having records waiting in Kafka until the consumer says where it stands
+    /// (the next batch or tick): a task just assigned, or taken back, does not know yet what its inputs
+    /// hold from the group's commit on. Without this it would look read to its end, and its mark
+    /// idle near the present (the instance's clock, or its restored tables' latest time), and readers
+    /// would fold past the records it is about to write again: after a crash, a device's badges swapped.
+    mutating func awaitPositions(logic: Logic, now: ContinuousClock.Instant) {
+        for topic in logic.inputTopics { merge.noteLag(topic, lagging: true, now: now) }
+    }
+
     /// Takes the records of this partition read in one batch, and folds, in event-time order
     /// (``EventOrder``: the `at` inside each event, never the record timestamp), those that no input
     /// can still bring an earlier record than (see ``EventTimeMerge``). `lag` says which inputs have

@@ -255,6 +255,7 @@ actor StageRunner<Logic: StageLogic> {
                 tableRecords += owned.count
                 tableOutput.append(task.restoreTable(table, owned, logic: logic, limits: limits))
             }
+            task.awaitPositions(logic: logic, now: .now)
             changelogPositions[partition] = restored.position
             tasks[partition] = task
             logger.info("Restored \(logic.name.rawValue) task \(partition)", metadata: [

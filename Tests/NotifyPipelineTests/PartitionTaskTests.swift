@@ -35,6 +35,25 @@ import Testing
         #expect(task.anchor == nil)
     }
 
+    /// A task just assigned tells its readers nothing until the consumer says where its inputs stand,
+    /// though its restored tables are recent and the instance's clock is at the present: it may be
+    /// about to read (and write again) records from long before.
+    @Test func aTaskJustAssignedClaimsNoProgressUntilItsPositionIsKnown() throws {
+        var task = PartitionTask<FanoutStageLogic>(
+            partition: 0, state: logic.initialState(), merge: EventTimeMerge(lateness: 10, maximumWait: .seconds(30)))
+        let assigned = ContinuousClock.now
+        task.awaitPositions(logic: logic, now: assigned)
+        let table = [record(Scenario.conversation("c1", members: ["alice", "bob"]), key: "c1", offset: 0, at: 100)]
+        _ = task.restoreTable(Topic.conversations, table, logic: logic, limits: RecordLimits())
+        let early = task.progressMark(for: Topic.fanout, logic: logic, instanceClock: 100_000, now: assigned + .milliseconds(50))
+        #expect(early == .at(.min), "no progress claimed before the position of its messages is known")
+        // The consumer reports every input read to its end: the mark moves on.
+        let lag = Dictionary(uniqueKeysWithValues: logic.inputTopics.map { (TopicPartition(topic: $0, partition: 0), Int64(0)) })
+        _ = task.advanceClock(logic: logic, lag: lag, now: assigned + .milliseconds(60))
+        let known = task.progressMark(for: Topic.fanout, logic: logic, instanceClock: 100_000, now: assigned + .milliseconds(60))
+        #expect(known != .at(.min))
+    }
+
     /// Folding sends the outputs at once but no changelog and no offsets; a save writes one
     /// changelog record per changed key, holding every change, and the offsets past all of it.
     @Test func aSaveWritesEachChangedKeyOnceWithTheOffsetsItCovers() throws {
