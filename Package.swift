@@ -47,6 +47,10 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        // The version and the git commit of this build (`notify --version`, `notify_build_info`).
+        .target(name: "NotifyBuild", plugins: ["BuildCommit"]),
+        // Generates the git commit constant of NotifyBuild at build time (Plugins/BuildCommit).
+        .plugin(name: "BuildCommit", capability: .buildTool()),
         // The pure core: events, state, rules, builder, renderers. No I/O.
         .target(
             name: "NotifyCore",
@@ -130,6 +134,7 @@ let package = Package(
             name: "NotifyCLI",
             dependencies: [
                 "Kafka",
+                "NotifyBuild",
                 "NotifyCore",
                 "NotifyService",
                 "NotifyPipeline",
@@ -203,6 +208,7 @@ let package = Package(
             dependencies: [
                 "NotifyCLI",
                 "Kafka",
+                "NotifyBuild",
                 "NotifyCore",
                 "NotifyTestSupport",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
