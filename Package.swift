@@ -63,6 +63,8 @@ let package = Package(
         .target(
             name: "NotifyService",
             dependencies: [
+                "Kafka",
+                "NotifyBuild",
                 "NotifyCore",
                 .product(name: "Configuration", package: "swift-configuration"),
                 .product(name: "Hummingbird", package: "hummingbird"),
@@ -182,6 +184,7 @@ let package = Package(
             name: "NotifyServiceTests",
             dependencies: [
                 "NotifyService",
+                "NotifyBuild",
                 "NotifyCore",
                 "NotifyTestSupport",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
@@ -210,6 +213,7 @@ let package = Package(
                 "Kafka",
                 "NotifyBuild",
                 "NotifyCore",
+                "NotifyService",
                 "NotifyTestSupport",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Logging", package: "swift-log"),
