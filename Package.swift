@@ -48,6 +48,10 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        // The version and the git commit of this build (`notify --version`, `notify_build_info`).
+        .target(name: "NotifyBuild", plugins: ["BuildCommit"]),
+        // Generates the git commit constant of NotifyBuild at build time (Plugins/BuildCommit).
+        .plugin(name: "BuildCommit", capability: .buildTool()),
         // The pure core: events, state, rules, builder, renderers. No I/O.
         .target(
             name: "NotifyCore",
@@ -60,6 +64,8 @@ let package = Package(
         .target(
             name: "NotifyService",
             dependencies: [
+                "Kafka",
+                "NotifyBuild",
                 "NotifyCore",
                 .product(name: "Configuration", package: "swift-configuration"),
                 .product(name: "Hummingbird", package: "hummingbird"),
@@ -133,6 +139,7 @@ let package = Package(
             name: "NotifyCLI",
             dependencies: [
                 "Kafka",
+                "NotifyBuild",
                 "NotifyCore",
                 "NotifyService",
                 "NotifyPipeline",
@@ -180,6 +187,7 @@ let package = Package(
             name: "NotifyServiceTests",
             dependencies: [
                 "NotifyService",
+                "NotifyBuild",
                 "NotifyCore",
                 "NotifyTestSupport",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
@@ -206,7 +214,9 @@ let package = Package(
             dependencies: [
                 "NotifyCLI",
                 "Kafka",
+                "NotifyBuild",
                 "NotifyCore",
+                "NotifyService",
                 "NotifyTestSupport",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Logging", package: "swift-log"),

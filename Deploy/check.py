@@ -4,6 +4,8 @@
 NOTIFY_* environment variable they set, and every config file they ship. It also reports structural
 problems it can judge alone: Deployments without probes or resources, autoscalers aimed at nothing,
 references to ConfigMaps, Secrets or compose secrets that do not exist, manifests kustomize would miss.
+It also reads Deploy/prometheus/rules.yaml (rule-file structure) and Deploy/grafana/notify.json and
+prints every PromQL expression in them, whose metric names the test checks against the exported ones.
 
 Usage: python3 Deploy/check.py  (exit status 0; problems are listed in the output)
 """
@@ -160,11 +162,69 @@ def check_kubernetes(out):
         out["deployments"].append({"name": object_name, "autoscaled": scaled})
 
 
+DURATION = re.compile(r"^([0-9]+(ms|s|m|h|d|w|y))+$")
+
+
+def check_prometheus_rules(out):
+    """Prometheus rule-file structure (groups of alerting or recording rules); collects each expression."""
+    name = "Deploy/prometheus/rules.yaml"
+    document = yaml.safe_load(open(os.path.join(DEPLOY, "prometheus", "rules.yaml")))
+    groups = document.get("groups") if isinstance(document, dict) else None
+    if not isinstance(groups, list) or not groups:
+        out["problems"].append(f"{name}: no groups")
+        return
+    alerts = set()
+    for group in groups:
+        if not isinstance(group.get("name"), str) or not isinstance(group.get("rules"), list):
+            out["problems"].append(f"{name}: a group needs a name and a list of rules")
+            continue
+        for rule in group["rules"]:
+            where = f"{name}: {group['name']}/{rule.get('alert') or rule.get('record')}"
+            unknown = set(rule) - {"alert", "record", "expr", "for", "keep_firing_for", "labels", "annotations"}
+            if unknown:
+                out["problems"].append(f"{where}: unknown keys {sorted(unknown)}")
+            if ("alert" in rule) == ("record" in rule):
+                out["problems"].append(f"{where}: a rule is an alert or a record, not both or neither")
+            if not isinstance(rule.get("expr"), str) or not rule["expr"].strip():
+                out["problems"].append(f"{where}: no expr")
+                continue
+            if "for" in rule and not DURATION.match(str(rule["for"])):
+                out["problems"].append(f"{where}: for {rule['for']!r} is not a duration")
+            if "alert" in rule:
+                if rule["alert"] in alerts:
+                    out["problems"].append(f"{where}: alert named twice")
+                alerts.add(rule["alert"])
+                if (rule.get("labels") or {}).get("severity") not in ("warning", "critical"):
+                    out["problems"].append(f"{where}: labels.severity must be warning or critical")
+                if not (rule.get("annotations") or {}).get("summary"):
+                    out["problems"].append(f"{where}: no annotations.summary")
+            out["expressions"].append({"where": where, "expr": rule["expr"]})
+    out["alerts"] = sorted(alerts)
+
+
+def check_grafana_dashboard(out):
+    """The dashboard is JSON with panels; collects each panel target's expression."""
+    name = "Deploy/grafana/notify.json"
+    dashboard = json.load(open(os.path.join(DEPLOY, "grafana", "notify.json")))
+    panels = dashboard.get("panels") or []
+    if not panels:
+        out["problems"].append(f"{name}: no panels")
+    for panel in panels:
+        targets = panel.get("targets") or []
+        if not targets:
+            out["problems"].append(f"{name}: panel {panel.get('title')!r} has no targets")
+        for target in targets:
+            out["expressions"].append({"where": f"{name}: {panel.get('title')}", "expr": target.get("expr", "")})
+
+
 def main():
-    out = {"invocations": [], "environment": [], "configFiles": [], "deployments": [], "problems": []}
+    out = {"invocations": [], "environment": [], "configFiles": [], "deployments": [], "problems": [],
+           "expressions": [], "alerts": []}
     check_compose(out)
     check_dockerfile(out)
     check_kubernetes(out)
+    check_prometheus_rules(out)
+    check_grafana_dashboard(out)
     json.dump(out, sys.stdout, indent=1)
     print()
 

@@ -14,6 +14,9 @@ public struct KafkaClientConfiguration: Sendable {
     /// and admin clients, and one for producers only out of consumers, where librdkafka would
     /// ignore it with a warning at every start.
     public var properties: [String: String]
+    /// Where producers and consumers made with this configuration report librdkafka's statistics,
+    /// and how often (it sets `statistics.interval.ms`); nil: they report none. Admin clients never do.
+    public var statistics: KafkaStatisticsReporting?
 
     public init(bootstrapServers: String, clientId: String = "notify", properties: [String: String] = [:]) {
         self.bootstrapServers = bootstrapServers

@@ -93,6 +93,7 @@ public final class KafkaConsumer: Sendable {
             "heartbeat.interval.ms": String(max(100, configuration.sessionTimeoutMilliseconds / 5)),
         ], for: .consumer))
         try native.install(context)
+        try native.installStatistics(configuration.client.statistics, into: context)
         rd_kafka_conf_set_rebalance_cb(native.pointer, rebalanceCallback)
         handle = ConsumerHandle(NativeHandle(pointer: try makeNativeClient(type: RD_KAFKA_CONSUMER, configuration: native)))
         rd_kafka_poll_set_consumer(handle.ownerPointer)

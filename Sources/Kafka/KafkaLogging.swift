@@ -41,6 +41,8 @@ func librdkafkaText(_ text: String) -> String {
 /// What the C callbacks of one client need: reached through the client's opaque pointer.
 class ClientContext: @unchecked Sendable {
     let logger: Logger
+    /// Where statistics go, if the client reports them; set before the client is made, never after.
+    var statistics: KafkaStatisticsReporting?
 
     init(logger: Logger) {
         self.logger = logger

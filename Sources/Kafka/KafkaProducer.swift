@@ -45,6 +45,7 @@ public final class KafkaProducer: Sendable {
             "queue.buffering.max.messages": String(max(100_000, settings.inFlightLimit * 2)),
         ], for: .producer))
         try native.install(context)
+        try native.installStatistics(configuration.statistics, into: context)
         rd_kafka_conf_set_dr_msg_cb(native.pointer, deliveryReportCallback)
         handle = NativeHandle(pointer: try makeNativeClient(type: RD_KAFKA_PRODUCER, configuration: native))
         let handle = handle

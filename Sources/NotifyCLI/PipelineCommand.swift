@@ -48,7 +48,7 @@ struct PipelineCommand: AsyncParsableCommand {
         let shell = ServiceShell(settings: settings, logger: logger, console: ConsoleFeed(categories: core.categories))
         shell.metrics.bootstrapMetricsSystem()
         let pipeline = NotifyPipeline(
-            settings: try settings.pipelineSettings(core: core), observer: .service(shell), logger: logger)
+            settings: try settings.pipelineSettings(core: core).reporting(to: shell.metrics), observer: .service(shell), logger: logger)
         try await shell.run([PipelineService(pipeline: pipeline)]) { address in
             logger.info("Serving /healthz, /readyz, /metrics and the console at http://\(address)")
         }
@@ -77,7 +77,7 @@ extension PipelineObserver {
             },
             onDecisions: { decisions in
                 for decision in decisions {
-                    shell.metrics.recordSuppression(reason: decision.reason.rawValue)
+                    shell.metrics.recordSuppression(reason: decision.reason)
                     shell.console.publish(.decision(decision))
                     shell.logger.info("\(decision)")
                 }
@@ -86,7 +86,7 @@ extension PipelineObserver {
                 for (topic, count) in Dictionary(grouping: records, by: \.topic).mapValues(\.count) {
                     shell.metrics.recordProduced(topic: topic, count: count)
                 }
-                for letter in deadLetters { shell.metrics.recordDeadLetter(reason: letter.reason, source: letter.sourceTopic) }
+                for letter in deadLetters { shell.metrics.recordDeadLetter(source: letter.sourceTopic) }
                 for command in commands {
                     shell.console.publish(.command(command))
                     shell.logger.info("command \(command.path.rawValue) to \(command.recipient.userId)/\(command.recipient.deviceId) (\(command.recipient.provider.rawValue)) message \(command.messageId ?? "-")")
@@ -99,10 +99,12 @@ extension PipelineObserver {
                 }
             },
             onIdentityWaits: { waits, timeouts in
-                for _ in 0..<waits { shell.metrics.recordIdentityWait() }
-                for _ in 0..<timeouts { shell.metrics.recordIdentityTimeout() }
+                shell.metrics.recordIdentityWaits(waits)
+                shell.metrics.recordIdentityTimeouts(timeouts)
             },
-            onProcessed: { stage, duration in shell.metrics.recordProcessingLatency(stage: stage.rawValue, duration) },
+            onProcessed: { stage, records, duration in
+                shell.metrics.recordProcessingLatency(stage: stage.rawValue, records: records, duration)
+            },
             onReleasedByMaximumWait: { stage, count in
                 shell.metrics.recordEventTimeForced(stage: stage.rawValue, count: count)
                 shell.logger.warning("\(count) record(s) of the \(stage.rawValue) stage folded after the maximum event-time wait (pipeline.maxEventTimeWait): an input or a stage-1 task did not move on")
@@ -153,6 +155,17 @@ extension NotifySettings {
             },
             lateness: pipeline.lateness, maximumEventTimeWait: pipeline.maxEventTimeWait)
         settings.clusterCheckInterval = probes.checkInterval
+        return settings
+    }
+}
+
+extension PipelineSettings {
+    /// These settings with the Kafka clients reporting their statistics to `metrics`, whose series of
+    /// the stages start at zero.
+    func reporting(to metrics: NotifyMetrics) -> PipelineSettings {
+        var settings = self
+        settings.client.statistics = metrics.kafkaStatistics
+        metrics.startPipelineSeries(stages: stages.sorted { $0.rawValue < $1.rawValue }.map { ($0.rawValue, $0.topicsRead) })
         return settings
     }
 }

@@ -90,28 +90,26 @@ struct SinkCommand: AsyncParsableCommand {
         let shell = ServiceShell(settings: settings, logger: logger)
         shell.metrics.bootstrapMetricsSystem()
         let transport = HTTPTransportConfiguration(caFile: caFile, connections: connections)
-        let sinkKind = kind.rawValue
+        shell.metrics.startSinkSeries(kind: kind.rawValue)
+        if kind == .inapp { shell.metrics.startInAppGatewaySeries() }
+        var observer = SinkObserver.counting(into: shell.metrics, kind: kind.rawValue)
+        let count = observer.onOutcome
+        observer.onOutcome = { outcome in
+            count(outcome)
+            shell.console.publish(.outcome(outcome))
+        }
+        observer.onReady = {
+            shell.status.markReady()
+            shell.status.partitionsAssigned(consumer: "the sink's consumer")
+        }
+        observer.onClusterCheck = { shell.status.clusterCheck(reachable: $0) }
+        observer.onPartitionsRevoked = { shell.status.partitionsRevoked(consumer: "the sink's consumer", remaining: $0) }
+        var client = KafkaClientConfiguration(
+            bootstrapServers: settings.kafka.bootstrap, clientId: "notify-sink-\(kind.rawValue)", properties: settings.kafka.properties)
+        client.statistics = shell.metrics.kafkaStatistics
         let runtimeConfiguration = SinkRuntimeConfiguration(
-            kafka: KafkaClientConfiguration(
-                bootstrapServers: settings.kafka.bootstrap, clientId: "notify-sink-\(kind.rawValue)",
-                properties: settings.kafka.properties
-            ),
-            groupId: group, retry: RetryPolicy(maxAttempts: maxAttempts), maxInFlight: maxInFlight,
-            clusterCheckInterval: settings.probes.checkInterval,
-            observer: SinkObserver(
-                onReady: {
-                    shell.status.markReady()
-                    shell.status.partitionsAssigned(consumer: "the sink's consumer")
-                },
-                onOutcome: { outcome in
-                    shell.metrics.recordSinkOutcome(kind: sinkKind, outcome: outcome.outcome.rawValue, reason: outcome.reason)
-                    shell.console.publish(.outcome(outcome))
-                },
-                onRetry: { reason in shell.metrics.recordRetry(kind: sinkKind, reason: reason) },
-                onReplacement: { _ in shell.metrics.recordReplacement(kind: sinkKind) },
-                onClusterCheck: { shell.status.clusterCheck(reachable: $0) },
-                onPartitionsRevoked: { shell.status.partitionsRevoked(consumer: "the sink's consumer", remaining: $0) })
-        )
+            kafka: client, groupId: group, retry: RetryPolicy(maxAttempts: maxAttempts), maxInFlight: maxInFlight,
+            clusterCheckInterval: settings.probes.checkInterval, observer: observer)
         switch kind {
         case .apns:
             let token = try APNsProviderToken(
@@ -171,5 +169,16 @@ struct SinkCommand: AsyncParsableCommand {
             selection.providers = [value]
         }
         return selection
+    }
+}
+
+extension SinkObserver {
+    /// Counts in `metrics` what a sink of `kind` does: its outcomes, retries, replacements and dead letters.
+    static func counting(into metrics: NotifyMetrics, kind: String) -> SinkObserver {
+        SinkObserver(
+            onOutcome: { metrics.recordSinkOutcome(kind: kind, outcome: $0.outcome) },
+            onRetry: { _ in metrics.recordRetry(kind: kind) },
+            onReplacement: { _ in metrics.recordReplacement(kind: kind) },
+            onDeadLetter: { metrics.recordDeadLetter(source: $0) })
     }
 }

@@ -15,8 +15,9 @@ public struct PipelineObserver: Sendable {
     public var onReady: @Sendable () -> Void
     /// Now and then: how far behind each input partition is.
     public var onLag: @Sendable (_ lag: [TopicPartition: Int64]) -> Void
-    /// A stage folded a batch: how long its records took from consumption to acknowledged outputs.
-    public var onProcessed: @Sendable (_ stage: StageName, _ duration: Duration) -> Void
+    /// A stage finished the work of a batch of `records` records read: the time from the batch's
+    /// arrival to the broker's acknowledgement of everything the batch made, which each of them took.
+    public var onProcessed: @Sendable (_ stage: StageName, _ records: Int, _ duration: Duration) -> Void
     /// Messages began waiting for their sender's identity (`waits`), and messages went out without
     /// it after the wait (`timeouts`).
     public var onIdentityWaits: @Sendable (_ waits: Int, _ timeouts: Int) -> Void
@@ -42,7 +43,7 @@ public struct PipelineObserver: Sendable {
         onReady: @escaping @Sendable () -> Void = {},
         onLag: @escaping @Sendable ([TopicPartition: Int64]) -> Void = { _ in },
         onIdentityWaits: @escaping @Sendable (Int, Int) -> Void = { _, _ in },
-        onProcessed: @escaping @Sendable (StageName, Duration) -> Void = { _, _ in },
+        onProcessed: @escaping @Sendable (StageName, Int, Duration) -> Void = { _, _, _ in },
         onReleasedByMaximumWait: @escaping @Sendable (StageName, Int) -> Void = { _, _ in },
         onMisplaced: @escaping @Sendable (String, Int) -> Void = { _, _ in },
         onClusterCheck: @escaping @Sendable (Bool) -> Void = { _ in },

@@ -59,6 +59,15 @@ public enum StageName: String, Sendable, CaseIterable {
     case fanout
     /// Stage 2: recipients to one command per device.
     case route
+
+    /// Every topic the stage reads, each a source of dead letters: its inputs, and for the fanout
+    /// stage `chat.identities`, which it reads as a table.
+    public var topicsRead: [String] {
+        switch self {
+        case .fanout: FanoutStageLogic.inputTopics + [Topic.identities]
+        case .route: RouteStageLogic.inputTopics
+        }
+    }
 }
 
 /// What one fold made, as the shell needs it.
@@ -80,7 +89,7 @@ struct FanoutStageLogic: StageLogic {
 
     var name: StageName { .fanout }
     var inputTopics: [String] { Self.inputTopics }
-    private static let inputTopics = [Topic.conversations, Topic.messages, Topic.fanoutRepartition]
+    static let inputTopics = [Topic.conversations, Topic.messages, Topic.fanoutRepartition]
     var externalTopics: [String] { [Topic.conversations, Topic.messages] }
     var repartitionTopic: String { Topic.fanoutRepartition }
     var changelogTopic: String { Topic.fanoutChangelog }
@@ -138,7 +147,7 @@ struct RouteStageLogic: StageLogic {
 
     var name: StageName { .route }
     var inputTopics: [String] { Self.inputTopics }
-    private static let inputTopics = [
+    static let inputTopics = [
         Topic.devices, Topic.preferences, Topic.clientState, Topic.outcomes, Topic.reads, Topic.fanout, Topic.routeRepartition,
     ]
     var externalTopics: [String] { [Topic.devices, Topic.preferences, Topic.clientState, Topic.reads] }

@@ -101,10 +101,11 @@ actor StageRunner<Logic: StageLogic> {
             }
             output.append(work(partition, now: now, clock: clock) { $0.process(records, logic: logic, limits: limits, lag: lag, now: now) })
         }
-        observer.consumed(batch.filter { !$0.value.isEmpty || PartitionTask<Logic>.marks(of: $0).isEmpty })
+        let consumed = batch.filter { !$0.value.isEmpty || PartitionTask<Logic>.marks(of: $0).isEmpty }
+        observer.consumed(consumed)
         processedSinceTick = true
         saveIfDue(into: &output)
-        try await send(output, consumedAt: .now)
+        try await send(output, consumed: (consumed.count, now))
     }
 
     /// Hands a record every task hears (an identity) to every task, and queues what it made.
@@ -335,7 +336,8 @@ actor StageRunner<Logic: StageLogic> {
         }
     }
 
-    private func send(_ output: TaskOutput, consumedAt: ContinuousClock.Instant? = nil) async throws {
+    /// - Parameter consumed: the records read whose work `output` is, and when their batch arrived.
+    private func send(_ output: TaskOutput, consumed: (records: Int, at: ContinuousClock.Instant)? = nil) async throws {
         if output.identityWaits > 0 || output.identityTimeouts > 0 {
             observer.onIdentityWaits(output.identityWaits, output.identityTimeouts)
         }
@@ -369,7 +371,7 @@ actor StageRunner<Logic: StageLogic> {
             // a dead letter that fails never holds the partition back.
             let written = await deadLetters.write(output.deadLetters)
             observer.produced(records + written.records, commands: output.commands, deadLetters: written.letters)
-            if let consumedAt { observer.onProcessed(stage, .now - consumedAt) }
+            if let consumed { observer.onProcessed(stage, consumed.records, .now - consumed.at) }
             try await previousAcknowledged?.value
         }
         outputsAcknowledged = acknowledged

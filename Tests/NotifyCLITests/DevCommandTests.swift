@@ -56,6 +56,13 @@ import Testing
         #expect(samples.contains { $0.key.hasPrefix("notify_identity_waits") && $0.value > 0 }, "\(samples.keys.sorted())")
         #expect(samples.contains { $0.key.hasPrefix("notify_consumer_lag") })
         #expect(samples.contains { $0.key.hasPrefix("notify_processing") && $0.key.contains("_count") && $0.value > 0 }, "\(samples.keys.sorted())")
+        // The in-app gateway's outcomes are counted as the console sink's are.
+        func outcomes(_ kind: String, _ outcome: String) -> Double {
+            samples.filter { $0.key.hasPrefix("notify_sink_outcomes_total{") && $0.key.contains("kind=\"\(kind)\"")
+                && $0.key.contains("outcome=\"\(outcome)\"") }.values.reduce(0, +)
+        }
+        #expect(outcomes("inapp", "undeliverable-local") >= 1, "\(samples.keys.sorted())")
+        #expect(outcomes("console", "delivered") >= Double(pushes.count))
 
         let (elapsed, exitStatus) = try await dev.terminate()
         #expect(elapsed < .seconds(10))

@@ -67,6 +67,16 @@ final class NotifyProcess: Sendable {
         events.processId.withLock { $0 = process.processIdentifier }
     }
 
+    /// The address of /healthz, /readyz and /metrics a `notify pipeline` or `notify sink` logged
+    /// ("Serving /healthz ... at http://HOST:PORT").
+    func serviceBase() async throws -> String {
+        let line = try await waitForLine { $0.contains("Serving /healthz") }
+        guard let url = line.split(separator: " ").first(where: { $0.hasPrefix("http://") }) else {
+            throw ProcessFailure("no address in: \(line)")
+        }
+        return String(url)
+    }
+
     /// Everything printed so far, as lines.
     var output: [String] { lines.withLock { $0.filter { !$0.isEmpty } } }
 

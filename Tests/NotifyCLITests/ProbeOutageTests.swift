@@ -9,13 +9,6 @@ import Testing
 /// (the embedded broker's outage injection) and comes back. `Scripts/test.sh` runs this suite with
 /// the other tests that take a broker down.
 @Suite struct ProbeOutageTests {
-    /// The probes' address a process logged ("... at http://HOST:PORT").
-    func probeBase(of process: NotifyProcess) async throws -> String {
-        let line = try await process.waitForLine { $0.contains("Serving /healthz") }
-        let url = try #require(line.split(separator: " ").first { $0.hasPrefix("http://") })
-        return String(url)
-    }
-
     func status(_ url: String) async -> UInt? {
         guard let response = try? await HTTPClient.shared.execute(HTTPClientRequest(url: url), timeout: .seconds(5)) else { return nil }
         _ = try? await response.body.collect(upTo: 1 << 20)
@@ -48,7 +41,7 @@ import Testing
             defer { sink.kill() }
             let pipeline = try NotifyProcess(["pipeline"] + common)
             defer { pipeline.kill() }
-            let bases = [try await probeBase(of: sink), try await probeBase(of: pipeline)]
+            let bases = [try await sink.serviceBase(), try await pipeline.serviceBase()]
             for base in bases { try await waitForStatus(base + "/readyz", 200, timeout: .seconds(90)) }
 
             try await broker.setBrokerDown(1)

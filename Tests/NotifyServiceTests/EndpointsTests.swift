@@ -1,5 +1,7 @@
 import Foundation
 import Logging
+import NotifyBuild
+import NotifyTestSupport
 import Testing
 @testable import NotifyService
 
@@ -37,19 +39,22 @@ struct EndpointsTests {
     func metrics() async throws {
         try await withRunningShell { shell, port in
             let metrics = shell.metrics
+            metrics.startPipelineSeries(stages: [("route", ["chat.devices"])])
+            metrics.startSinkSeries(kind: "apns")
+            metrics.startInAppGatewaySeries()
             metrics.recordConsumed(topic: "chat.messages", count: 3)
             metrics.recordProduced(topic: "notify.commands", count: 2)
-            metrics.recordProcessingLatency(stage: "route", .milliseconds(3))
-            metrics.recordProcessingLatency(stage: "route", .milliseconds(700))
+            metrics.recordProcessingLatency(stage: "route", records: 1, .milliseconds(3))
+            metrics.recordProcessingLatency(stage: "route", records: 1, .milliseconds(700))
             metrics.setConsumerLag(topic: "chat.messages", partition: 4, lag: 17)
-            metrics.recordSuppression(reason: "muted")
-            metrics.recordIdentityWait()
-            metrics.recordIdentityTimeout()
+            metrics.recordSuppression(reason: .muted)
+            metrics.recordIdentityWaits(1)
+            metrics.recordIdentityTimeouts(1)
             metrics.recordEventTimeForced(stage: "route", count: 2)
             metrics.recordMisplaced(topic: "chat.devices", count: 3)
-            metrics.recordDeadLetter(reason: "bad-json", source: "chat.messages")
-            metrics.recordSinkOutcome(kind: "apns", outcome: "token-invalid", reason: "Unregistered")
-            metrics.recordRetry(kind: "fcm", reason: "429")
+            metrics.recordDeadLetter(source: "chat.messages")
+            metrics.recordSinkOutcome(kind: "apns", outcome: .tokenInvalid)
+            metrics.recordRetry(kind: "fcm")
             metrics.setInAppConnections(5)
             metrics.recordReplacement(kind: "apns")
             metrics.recordDeadLetterLost(source: "chat.messages")
@@ -59,25 +64,87 @@ struct EndpointsTests {
             #expect(response.contentType?.hasPrefix("text/plain; version=0.0.4") == true)
             let exposition = try PrometheusText.parse(response.body)
             for metric in MetricName.catalogue {
-                #expect(exposition.types[metric.name] == metric.type, "\(metric.name) has TYPE \(exposition.types[metric.name] ?? "none")")
+                #expect(exposition.types[metric.name] == metric.type.rawValue, "\(metric.name) has TYPE \(exposition.types[metric.name] ?? "none")")
+                #expect(exposition.helps[metric.name] == metric.help, "\(metric.name) has HELP \(exposition.helps[metric.name] ?? "none")")
             }
             #expect(exposition.value("notify_records_consumed_total", ["topic": "chat.messages"]) == 3)
             #expect(exposition.value("notify_sink_replacements_total", ["kind": "apns"]) == 1)
             #expect(exposition.value("notify_dlq_write_failures_total", ["source": "chat.messages"]) == 1)
+            #expect(exposition.value("notify_dlq_records_total", ["source": "chat.messages"]) == 1)
             #expect(exposition.value("notify_records_produced_total", ["topic": "notify.commands"]) == 2)
             #expect(exposition.value("notify_consumer_lag", ["topic": "chat.messages", "partition": "4"]) == 17)
             #expect(exposition.value("notify_event_time_forced_total", ["stage": "route"]) == 2)
             #expect(exposition.value("notify_misplaced_records_total", ["topic": "chat.devices"]) == 3)
-            #expect(exposition.value("notify_sink_outcomes_total", ["kind": "apns", "outcome": "token-invalid", "reason": "Unregistered"]) == 1)
+            #expect(exposition.value("notify_sink_outcomes_total", ["kind": "apns", "outcome": "token-invalid"]) == 1)
+            #expect(exposition.value("notify_retries_total", ["kind": "fcm"]) == 1)
+            #expect(exposition.value("notify_suppressions_total", ["reason": "muted"]) == 1)
+            #expect(exposition.value("notify_identity_timeouts_total", [:]) == 1)
             #expect(exposition.value("notify_processing_latency_seconds_count", ["stage": "route"]) == 2)
             #expect(exposition.value("notify_processing_latency_seconds_bucket", ["stage": "route", "le": "0.005"]) == 1)
             #expect(exposition.value("notify_processing_latency_seconds_bucket", ["stage": "route", "le": "+Inf"]) == 2)
             #expect(exposition.value("notify_inapp_connections", [:]) == 5)
+            #expect(exposition.value("notify_build_info", ["version": NotifyBuild.version, "commit": NotifyBuild.commit]) == 1)
 
             metrics.recordConsumed(topic: "chat.messages", count: 4)
             let later = try PrometheusText.parse(try await get("/metrics", port: port).body)
             #expect(later.value("notify_records_consumed_total", ["topic": "chat.messages"]) == 7)
         }
+    }
+
+    @Test("a family records per record: a batch of three adds three observations")
+    func latencyPerRecord() async throws {
+        let metrics = NotifyMetrics()
+        metrics.recordProcessingLatency(stage: "fanout", records: 3, .milliseconds(4))
+        let exposition = try PrometheusText.parse(metrics.exposition())
+        #expect(exposition.value("notify_processing_latency_seconds_count", ["stage": "fanout"]) == 3)
+        #expect(exposition.value("notify_processing_latency_seconds_bucket", ["stage": "fanout", "le": "0.005"]) == 3)
+    }
+
+    @Test("the series of the stages, a sink and the gateway exist at zero before anything happens")
+    func seriesStartAtZero() throws {
+        let metrics = NotifyMetrics()
+        let before = try PrometheusText.parse(metrics.exposition())
+        #expect(before.samples(of: MetricName.identityTimeouts).isEmpty)
+        #expect(before.types[MetricName.identityTimeouts] == nil, "a process without stages does not declare their families")
+        metrics.startPipelineSeries(stages: [("fanout", ["chat.messages", "chat.identities"])])
+        metrics.startSinkSeries(kind: "webhook")
+        metrics.startInAppGatewaySeries()
+        let exposition = try PrometheusText.parse(metrics.exposition())
+        #expect(exposition.value(MetricName.identityTimeouts, [:]) == 0)
+        #expect(exposition.value(MetricName.identityWaits, [:]) == 0)
+        #expect(exposition.value(MetricName.deadLetters, ["source": "chat.identities"]) == 0)
+        #expect(exposition.value(MetricName.deadLetters, ["source": "notify.commands"]) == 0)
+        #expect(exposition.value(MetricName.deadLettersLost, ["source": "chat.messages"]) == 0)
+        #expect(exposition.value(MetricName.retries, ["kind": "webhook"]) == 0)
+        #expect(exposition.value(MetricName.sinkReplacements, ["kind": "webhook"]) == 0)
+        for outcome in ["delivered", "expired", "token-invalid", "failed", "undeliverable-local"] {
+            #expect(exposition.value(MetricName.sinkOutcomes, ["kind": "webhook", "outcome": outcome]) == 0, "\(outcome)")
+        }
+        #expect(exposition.value(MetricName.suppressions, ["reason": "own-message"]) == 0)
+        #expect(exposition.value(MetricName.eventTimeForced, ["stage": "fanout"]) == 0)
+        #expect(exposition.value("notify_processing_latency_seconds_count", ["stage": "fanout"]) == 0)
+        #expect(exposition.value(MetricName.inAppConnections, [:]) == 0)
+        // No placeholder label values: every label of every sample has a real value.
+        for sample in exposition.samples {
+            #expect(!sample.labels.values.contains { ["", "none", "unknown"].contains($0) } || sample.name == MetricName.buildInfo,
+                    "\(sample.name) \(sample.labels)")
+        }
+    }
+
+    @Test("the process's figures come from /proc: CPU, memory, descriptors, start time")
+    func processFigures() throws {
+        let exposition = try PrometheusText.parse(NotifyMetrics().exposition())
+        let cpu = try #require(exposition.value(MetricName.processCPU, [:]))
+        #expect(cpu > 0)
+        #expect(try #require(exposition.value(MetricName.processResidentMemory, [:])) > 1_000_000)
+        #expect(try #require(exposition.value(MetricName.processVirtualMemory, [:]))
+                >= exposition.value(MetricName.processResidentMemory, [:])!)
+        let open = try #require(exposition.value(MetricName.processOpenFileDescriptors, [:]))
+        #expect(open >= 3)
+        #expect(try #require(exposition.value(MetricName.processMaxFileDescriptors, [:])) >= open)
+        let started = try #require(exposition.value(MetricName.processStartTime, [:]))
+        let now = Date().timeIntervalSince1970
+        #expect(started <= now + 1 && started > now - 86_400, "started \(started), now \(now)")
     }
 
     @Test("with http.console off, neither the page nor its feed is served")
@@ -95,55 +162,23 @@ struct EndpointsTests {
         }
     }
 
-    @Test("the runbook's metric table lists exactly the exported metrics")
+    @Test("the runbook's metric table lists exactly the exported metrics, with their types, labels and sources")
     func runbookListsMetrics() throws {
         let path = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent().appendingPathComponent("docs/operations.md")
         let runbook = try String(contentsOf: path, encoding: .utf8)
-        let documented = Set(runbook.split(separator: "\n").compactMap { line -> String? in
-            guard line.hasPrefix("| `notify_") else { return nil }
-            return line.split(separator: "`")[1].description
-        })
-        #expect(documented == Set(MetricName.catalogue.map(\.name)))
-    }
-}
-
-/// A strict reader of the Prometheus text exposition format (version 0.0.4): every line must be a
-/// comment, a `# TYPE`/`# HELP` line or a well-formed sample.
-struct PrometheusText {
-    struct Malformed: Error, CustomStringConvertible {
-        var line: String
-        var description: String { "not Prometheus text: \(line)" }
-    }
-
-    var types: [String: String] = [:]
-    var samples: [(name: String, labels: [String: String], value: Double)] = []
-
-    func value(_ name: String, _ labels: [String: String]) -> Double? {
-        samples.first { $0.name == name && $0.labels == labels }?.value
-    }
-
-    static func parse(_ text: String) throws -> PrometheusText {
-        var result = PrometheusText()
-        for line in text.split(separator: "\n", omittingEmptySubsequences: true) {
-            if let type = line.wholeMatch(of: /# TYPE ([a-zA-Z_:][a-zA-Z0-9_:]*) (counter|gauge|histogram|summary|untyped)/) {
-                result.types[String(type.1)] = String(type.2)
-                continue
-            }
-            if line.hasPrefix("#") { continue }
-            guard let sample = line.wholeMatch(of: /([a-zA-Z_:][a-zA-Z0-9_:]*)(\{[^}]*\})? ([^ ]+)( -?[0-9]+)?/),
-                  let value = Double(sample.3) ?? (sample.3 == "+Inf" ? .infinity : nil)
-            else { throw Malformed(line: String(line)) }
-            var labels: [String: String] = [:]
-            if let body = sample.2?.dropFirst().dropLast(), !body.isEmpty {
-                for pair in body.matches(of: /([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)",?/) {
-                    labels[String(pair.1)] = String(pair.2)
-                }
-                guard body.matches(of: /([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)",?/).map({ $0.0.count }).reduce(0, +) == body.count
-                else { throw Malformed(line: String(line)) }
-            }
-            result.samples.append((String(sample.1), labels, value))
+        let rows = runbook.split(separator: "\n").filter { $0.hasPrefix("| `notify_") || $0.hasPrefix("| `process_") }
+        var documented: [String: [String]] = [:]
+        for row in rows {
+            let cells = row.split(separator: "|").map { $0.trimmingCharacters(in: .whitespaces) }
+            documented[cells[0].trimmingCharacters(in: CharacterSet(charactersIn: "`"))] = Array(cells.dropFirst())
         }
-        return result
+        #expect(Set(documented.keys) == Set(MetricName.catalogue.map(\.name)))
+        for family in MetricName.catalogue {
+            guard let cells = documented[family.name], cells.count >= 3 else { continue }
+            #expect(cells[0] == family.type.rawValue, "\(family.name): type")
+            #expect(cells[1] == (family.labels.isEmpty ? "–" : family.labels.joined(separator: ", ")), "\(family.name): labels")
+            #expect(cells[2] == family.source.rawValue, "\(family.name): exported by")
+        }
     }
 }

@@ -1,63 +1,36 @@
 import CoreMetrics
+import Kafka
 import Metrics
+import NotifyBuild
+import NotifyCore
 import Prometheus
+import Synchronization
 
-/// The names of the metrics every `notify` process exports on `/metrics`, with their labels and meaning.
-/// `docs/operations.md` lists them; a test keeps the list and the document in step.
-public enum MetricName {
-    public static let recordsConsumed = "notify_records_consumed_total"
-    public static let recordsProduced = "notify_records_produced_total"
-    public static let processingLatency = "notify_processing_latency_seconds"
-    public static let consumerLag = "notify_consumer_lag"
-    public static let suppressions = "notify_suppressions_total"
-    public static let identityWaits = "notify_identity_waits_total"
-    public static let identityTimeouts = "notify_identity_timeouts_total"
-    public static let deadLetters = "notify_dlq_records_total"
-    public static let eventTimeForced = "notify_event_time_forced_total"
-    public static let misplacedRecords = "notify_misplaced_records_total"
-    public static let deadLettersLost = "notify_dlq_write_failures_total"
-    public static let sinkOutcomes = "notify_sink_outcomes_total"
-    public static let retries = "notify_retries_total"
-    public static let sinkReplacements = "notify_sink_replacements_total"
-    public static let inAppConnections = "notify_inapp_connections"
-
-    /// (name, type, labels, meaning) of every metric above, in the order the runbook lists them.
-    public static let catalogue: [(name: String, type: String, labels: [String], meaning: String)] = [
-        (recordsConsumed, "counter", ["topic"], "Records read from Kafka."),
-        (recordsProduced, "counter", ["topic"], "Records written to Kafka and acknowledged."),
-        (processingLatency, "histogram", ["stage"], "From a record's arrival to its outputs being handed to the producer, per stage or sink."),
-        (consumerLag, "gauge", ["topic", "partition"], "High watermark minus the committed offset, per assigned partition."),
-        (suppressions, "counter", ["reason"], "Deliveries decided against (own message, muted, foreground talk room, ...)."),
-        (identityWaits, "counter", [], "Messages held because the sender's identity was not yet known."),
-        (identityTimeouts, "counter", [], "Held messages released without the identity (`identityResolved: false`)."),
-        (eventTimeForced, "counter", ["stage"], "Records folded because they waited `pipeline.maxEventTimeWait`, not because every input had passed their event time: their order is not guaranteed."),
-        (misplacedRecords, "counter", ["topic"], "Input records a producer put in another partition than murmur2 of their key gives, forwarded to the stage's repartition topic."),
-        (deadLetters, "counter", ["reason", "source"], "Records sent to `notify.dlq`; `reason` is a short code, `source` the input topic."),
-        (deadLettersLost, "counter", ["source"], "Dead letters given up after three failed writes (the last without the value); each is logged with its source, and its partition moved on."),
-        (sinkOutcomes, "counter", ["kind", "outcome", "reason"], "Sink results by sink kind, outcome and reason (`none` when delivered)."),
-        (retries, "counter", ["kind", "reason"], "Delivery attempts repeated after a retryable failure."),
-        (sinkReplacements, "counter", ["kind"], "Commands sent again, with the platform's replacement key, because an earlier attempt was recorded but never reported (a sink crashed or lost its partition in between)."),
-        (inAppConnections, "gauge", [], "WebSocket clients connected to the in-app gateway."),
-    ]
-}
-
-/// The metrics of one process: a Prometheus registry and the helpers that record the named metrics
-/// through swift-metrics. Cheap to copy; all copies share the registry.
+/// The metrics of one process: a Prometheus registry holding the families of ``MetricName``, each with
+/// its help text, and the helpers that record them; `/metrics` adds the process's own figures and its
+/// Kafka clients' statistics at each scrape. Cheap to copy; all copies share the registry.
 public struct NotifyMetrics: Sendable {
     /// The registry `/metrics` exposes.
     public let registry: PrometheusCollectorRegistry
-    /// A swift-metrics factory writing into ``registry``.
+    /// A swift-metrics factory writing into ``registry``, for libraries that record through swift-metrics.
     public let factory: PrometheusMetricsFactory
+    /// The latest statistics of each Kafka client of the process.
+    let kafkaClients: KafkaStatisticsBoard
+    /// The parts of notify this process runs, which decide the families it exports.
+    private let sources = ExportedSources()
+    private let latencyBuckets: [Duration] = [
+        .microseconds(500), .milliseconds(1), .milliseconds(2), .milliseconds(5), .milliseconds(10),
+        .milliseconds(25), .milliseconds(50), .milliseconds(100), .milliseconds(250), .milliseconds(500),
+        .seconds(1), .milliseconds(2500), .seconds(5),
+    ]
 
-    public init() {
+    /// - Parameter kafkaStatisticsInterval: how often each Kafka client reports its statistics
+    ///   (librdkafka `statistics.interval.ms`) when it is made with ``kafkaStatistics``.
+    public init(kafkaStatisticsInterval: Duration = .seconds(10)) {
         registry = PrometheusCollectorRegistry()
-        var factory = PrometheusMetricsFactory(registry: registry)
-        factory.durationHistogramBuckets[MetricName.processingLatency] = [
-            .microseconds(500), .milliseconds(1), .milliseconds(2), .milliseconds(5), .milliseconds(10),
-            .milliseconds(25), .milliseconds(50), .milliseconds(100), .milliseconds(250), .milliseconds(500),
-            .seconds(1), .milliseconds(2500), .seconds(5),
-        ]
-        self.factory = factory
+        factory = PrometheusMetricsFactory(registry: registry)
+        kafkaClients = KafkaStatisticsBoard(interval: kafkaStatisticsInterval)
+        gauge(MetricName.buildInfo, [("version", NotifyBuild.version), ("commit", NotifyBuild.commit)]).set(1.0)
     }
 
     /// Makes this registry the process-wide swift-metrics backend, so metrics of libraries that use
@@ -66,82 +39,159 @@ public struct NotifyMetrics: Sendable {
         MetricsSystem.bootstrap(factory)
     }
 
-    /// The Prometheus text exposition of every metric.
-    public func exposition() -> String {
-        registry.emitToString()
+    /// What Kafka clients made with it report their statistics to (``KafkaClientConfiguration/statistics``).
+    public var kafkaStatistics: KafkaStatisticsReporting {
+        let board = kafkaClients
+        return KafkaStatisticsReporting(interval: board.interval) { board.update($0) }
     }
 
+    /// The Prometheus text exposition: every family this process exports, each with `# HELP` and
+    /// `# TYPE` (also a family with no series yet), the process's figures and its Kafka clients' statistics.
+    public func exposition() -> String {
+        var text = ExpositionText(registry.emitToString())
+        text.append(ProcessFigures.read())
+        text.append(kafkaClients.samples())
+        let exported = sources.current
+        for family in MetricName.catalogue where exported.contains(family.source) {
+            text.declareIfAbsent(family)
+        }
+        return text.text
+    }
+
+    // MARK: Series that exist from the start
+
+    /// Starts the series of the stages at zero: per stage, per topic it reads (dead letters), per
+    /// suppression reason, and the identity waits.
+    /// - Parameter stages: each stage run, with the topics it reads.
+    public func startPipelineSeries(stages: [(name: String, topics: [String])]) {
+        sources.insert(.pipeline)
+        for stage in stages {
+            histogram(MetricName.processingLatency, [("stage", stage.name)])
+            counter(MetricName.eventTimeForced, [("stage", stage.name)])
+            for topic in stage.topics {
+                counter(MetricName.deadLetters, [("source", topic)])
+                counter(MetricName.deadLettersLost, [("source", topic)])
+            }
+        }
+        for reason in SuppressionReason.allCases { counter(MetricName.suppressions, [("reason", reason.rawValue)]) }
+        counter(MetricName.identityWaits, [])
+        counter(MetricName.identityTimeouts, [])
+    }
+
+    /// Starts the series of a sink of `kind` at zero: every outcome it can report, its retries,
+    /// replacements and dead letters of `commandsTopic`.
+    public func startSinkSeries(kind: String, commandsTopic: String = Topic.commands) {
+        sources.insert(.sink)
+        for outcome in NotificationOutcome.Kind.allCases where outcome != .attempting {
+            counter(MetricName.sinkOutcomes, [("kind", kind), ("outcome", outcome.rawValue)])
+        }
+        counter(MetricName.retries, [("kind", kind)])
+        counter(MetricName.sinkReplacements, [("kind", kind)])
+        counter(MetricName.deadLetters, [("source", commandsTopic)])
+    }
+
+    /// Starts the in-app gateway's connection gauge at zero.
+    public func startInAppGatewaySeries() {
+        sources.insert(.inAppGateway)
+        gauge(MetricName.inAppConnections, []).set(0.0)
+    }
+
+    // MARK: Recording
+
     public func recordConsumed(topic: String, count: Int = 1) {
-        Counter(label: MetricName.recordsConsumed, dimensions: [("topic", topic)], factory: factory).increment(by: count)
+        counter(MetricName.recordsConsumed, [("topic", topic)]).increment(by: Int64(count))
     }
 
     public func recordProduced(topic: String, count: Int = 1) {
-        Counter(label: MetricName.recordsProduced, dimensions: [("topic", topic)], factory: factory).increment(by: count)
+        counter(MetricName.recordsProduced, [("topic", topic)]).increment(by: Int64(count))
     }
 
-    /// Records how long a stage (`fanout`, `route`) or a sink (`sink-apns`, ...) took for one record or batch.
-    public func recordProcessingLatency(stage: String, _ duration: Duration) {
-        Timer(label: MetricName.processingLatency, dimensions: [("stage", stage)], factory: factory).recordInterval(duration)
+    /// Records the latency of `records` records of a stage (`fanout`, `route`) that took `duration` each.
+    public func recordProcessingLatency(stage: String, records: Int = 1, _ duration: Duration) {
+        let histogram = histogram(MetricName.processingLatency, [("stage", stage)])
+        for _ in 0..<records { histogram.record(duration) }
     }
 
     public func setConsumerLag(topic: String, partition: Int32, lag: Int64) {
-        Gauge(label: MetricName.consumerLag, dimensions: [("topic", topic), ("partition", String(partition))], factory: factory)
-            .record(lag)
+        gauge(MetricName.consumerLag, [("topic", topic), ("partition", String(partition))]).set(Double(lag))
     }
 
-    public func recordSuppression(reason: String) {
-        Counter(label: MetricName.suppressions, dimensions: [("reason", reason)], factory: factory).increment()
+    public func recordSuppression(reason: SuppressionReason) {
+        counter(MetricName.suppressions, [("reason", reason.rawValue)]).increment()
     }
 
-    public func recordIdentityWait() {
-        Counter(label: MetricName.identityWaits, factory: factory).increment()
+    public func recordIdentityWaits(_ count: Int) {
+        counter(MetricName.identityWaits, []).increment(by: Int64(count))
+    }
+
+    public func recordIdentityTimeouts(_ count: Int) {
+        counter(MetricName.identityTimeouts, []).increment(by: Int64(count))
     }
 
     public func recordEventTimeForced(stage: String, count: Int) {
-        Counter(label: MetricName.eventTimeForced, dimensions: [("stage", stage)], factory: factory).increment(by: count)
+        counter(MetricName.eventTimeForced, [("stage", stage)]).increment(by: Int64(count))
     }
 
     public func recordMisplaced(topic: String, count: Int) {
-        Counter(label: MetricName.misplacedRecords, dimensions: [("topic", topic)], factory: factory).increment(by: count)
+        counter(MetricName.misplacedRecords, [("topic", topic)]).increment(by: Int64(count))
     }
 
-    public func recordIdentityTimeout() {
-        Counter(label: MetricName.identityTimeouts, factory: factory).increment()
-    }
-
-    /// `reason` must be a short code (bounded set), not a free-text description.
-    public func recordDeadLetter(reason: String, source: String) {
-        Counter(label: MetricName.deadLetters, dimensions: [("reason", reason), ("source", source)], factory: factory).increment()
+    /// A record of `source` was sent to the dead-letter topic.
+    public func recordDeadLetter(source: String) {
+        counter(MetricName.deadLetters, [("source", source)]).increment()
     }
 
     /// A dead letter from `source` could not be written and was given up.
     public func recordDeadLetterLost(source: String) {
-        Counter(label: MetricName.deadLettersLost, dimensions: [("source", source)], factory: factory).increment()
+        counter(MetricName.deadLettersLost, [("source", source)]).increment()
     }
 
-    public func recordSinkOutcome(kind: String, outcome: String, reason: String?) {
-        Counter(label: MetricName.sinkOutcomes,
-                dimensions: [("kind", kind), ("outcome", outcome), ("reason", reason ?? "none")], factory: factory).increment()
+    public func recordSinkOutcome(kind: String, outcome: NotificationOutcome.Kind) {
+        counter(MetricName.sinkOutcomes, [("kind", kind), ("outcome", outcome.rawValue)]).increment()
     }
 
-    public func recordRetry(kind: String, reason: String) {
-        Counter(label: MetricName.retries, dimensions: [("kind", kind), ("reason", reason)], factory: factory).increment()
+    public func recordRetry(kind: String) {
+        counter(MetricName.retries, [("kind", kind)]).increment()
     }
 
     /// A command went out again as a replacement of an attempt that was never reported.
     public func recordReplacement(kind: String) {
-        Counter(label: MetricName.sinkReplacements, dimensions: [("kind", kind)], factory: factory).increment()
+        counter(MetricName.sinkReplacements, [("kind", kind)]).increment()
     }
 
     public func setInAppConnections(_ count: Int) {
-        Gauge(label: MetricName.inAppConnections, factory: factory).record(count)
+        gauge(MetricName.inAppConnections, []).set(Int64(count))
+    }
+
+    // MARK: Families of the registry, with their help text
+
+    @discardableResult
+    private func counter(_ name: String, _ labels: [(String, String)]) -> Prometheus.Counter {
+        registry.makeCounter(descriptor: Self.descriptor(name), labels: labels)
+    }
+
+    private func gauge(_ name: String, _ labels: [(String, String)]) -> Prometheus.Gauge {
+        registry.makeGauge(descriptor: Self.descriptor(name), labels: labels)
+    }
+
+    @discardableResult
+    private func histogram(_ name: String, _ labels: [(String, String)]) -> DurationHistogram {
+        registry.makeDurationHistogram(descriptor: Self.descriptor(name), labels: labels, buckets: latencyBuckets)
+    }
+
+    /// The family `name` of ``MetricName`` as the registry takes it: its whole name and its help text.
+    private static func descriptor(_ name: String) -> MetricNameDescriptor {
+        MetricNameDescriptor(metricName: name, unitName: "", helpText: MetricName.family(named: name).help)
     }
 }
 
-extension Timer {
-    /// Records a `Duration` (swift-metrics takes nanoseconds).
-    func recordInterval(_ duration: Duration) {
-        let (seconds, attoseconds) = duration.components
-        recordNanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
+/// The parts of notify a process runs (``MetricSource``), shared by the copies of its ``NotifyMetrics``.
+private final class ExportedSources: Sendable {
+    private let sources = Mutex<Set<MetricSource>>([.everyProcess])
+
+    var current: Set<MetricSource> { sources.withLock { $0 } }
+
+    func insert(_ source: MetricSource) {
+        sources.withLock { _ = $0.insert(source) }
     }
 }

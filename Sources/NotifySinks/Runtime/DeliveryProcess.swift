@@ -140,6 +140,7 @@ struct DeliveryProcess: Sendable {
         guard await send(records, lease: item.lease) else { return false }
         ledger.record(LedgerEntry(commandId: command.id, outcome: kind, at: outcome.at, token: token))
         observer.onOutcome(outcome)
+        if deadLetter { observer.onDeadLetter(item.record.topic) }
         if kind != .delivered {
             logger.info("outcome", metadata: ["command": "\(command.id)", "outcome": "\(kind.rawValue)", "reason": "\(reason ?? "")"])
         }
@@ -149,7 +150,9 @@ struct DeliveryProcess: Sendable {
     /// Dead-letters a record that is not a command at all.
     func deadLetter(_ record: KafkaRecord, reason: String, lease: PartitionLease) async -> Bool {
         logger.warning("dead-lettering", metadata: ["partition": "\(record.partition)", "offset": "\(record.offset)", "reason": "\(reason)"])
-        return await send([await deadLetterRecord(record, reason: reason)], lease: lease)
+        guard await send([await deadLetterRecord(record, reason: reason)], lease: lease) else { return false }
+        observer.onDeadLetter(record.topic)
+        return true
     }
 
     private func deadLetterRecord(_ record: KafkaRecord, reason: String) async -> OutgoingRecord {

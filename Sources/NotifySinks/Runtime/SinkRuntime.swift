@@ -35,6 +35,9 @@ public struct SinkObserver: Sendable {
     public var onClusterCheck: @Sendable (_ reachable: Bool) -> Void
     /// The sink gave partitions of `notify.commands` up in a rebalance and holds `remaining` now.
     public var onPartitionsRevoked: @Sendable (_ remaining: Int) -> Void
+    /// A record of `source` (a command the sink gave up on, or no command at all) was written to the
+    /// dead-letter topic and acknowledged.
+    public var onDeadLetter: @Sendable (_ source: String) -> Void
 
     public init(
         onReady: @escaping @Sendable () -> Void = {},
@@ -42,8 +45,10 @@ public struct SinkObserver: Sendable {
         onRetry: @escaping @Sendable (String) -> Void = { _ in },
         onReplacement: @escaping @Sendable (String) -> Void = { _ in },
         onClusterCheck: @escaping @Sendable (Bool) -> Void = { _ in },
-        onPartitionsRevoked: @escaping @Sendable (Int) -> Void = { _ in }
+        onPartitionsRevoked: @escaping @Sendable (Int) -> Void = { _ in },
+        onDeadLetter: @escaping @Sendable (String) -> Void = { _ in }
     ) {
+        self.onDeadLetter = onDeadLetter
         self.onReady = onReady
         self.onOutcome = onOutcome
         self.onRetry = onRetry
