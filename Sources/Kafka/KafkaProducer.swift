@@ -187,11 +187,6 @@ public final class KafkaProducer: Sendable {
     }
 }
 
-/// An `rd_kafka_topic_t *` kept for the producer's lifetime.
-struct NativeTopicHandle: @unchecked Sendable {
-    let pointer: OpaquePointer
-}
-
 private func withOptionalBytes<R>(_ bytes: [UInt8]?, _ body: (UnsafeRawBufferPointer?) -> R) -> R {
     guard let bytes else { return body(nil) }
     return bytes.withUnsafeBytes { body($0) }

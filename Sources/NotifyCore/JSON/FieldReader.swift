@@ -1,15 +1,3 @@
-/// A field of an event that is missing or wrong: the dotted path of the field
-/// (`attachment.bytes`, `devices[1].platform`) and what was wrong with it.
-public struct FieldError: Error, Sendable, Hashable {
-    public var field: String
-    public var problem: String
-
-    public init(field: String, problem: String) {
-        self.field = field
-        self.problem = problem
-    }
-}
-
 /// Reads the members of one JSON object strictly: required fields must be
 /// there with the right type, optional ones may be absent or `null`, and
 /// members nobody asked for are refused by ``rejectUnknown(allowed:)``.
@@ -206,24 +194,4 @@ extension JSONValue {
         case .object: "an object"
         }
     }
-}
-
-/// Builds a JSON object, leaving out members whose value is `nil`.
-struct JSONObjectBuilder {
-    var members: [String: JSONValue]
-
-    init(capacity: Int = 8) {
-        members = Dictionary(minimumCapacity: capacity)
-    }
-
-    subscript(key: String) -> JSONValue? {
-        get { members[key] }
-        set { members[key] = newValue }
-    }
-
-    mutating func set(_ key: String, _ string: String?) {
-        if let string { members[key] = .string(string) }
-    }
-
-    var value: JSONValue { .object(members) }
 }
