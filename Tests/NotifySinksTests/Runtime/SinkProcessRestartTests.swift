@@ -81,7 +81,7 @@ extension SinkRuntimeTests {
                         }
                         try await withSinkProcess(arguments) { second in
                             try await waitUntil(timeout: .seconds(60)) { receiver.ledger.count >= commands.count }
-                            try await Task.sleep(for: .milliseconds(500))
+                            try await waitUntilEveryCommandIsCommitted(by: "notify-sink-webhook", on: broker)
                             #expect(await second.stop(with: SIGTERM) == 0)
                         }
 

@@ -175,8 +175,7 @@ func deviceCommands(_ device: Int, count: Int, user: Int? = nil) -> [Notificatio
             #expect(afterFirst < commands.count, "the first instance was stopped mid-stream")
             try await withRunningSink(sinkRuntime(try makeSink(), broker: broker)) {
                 try await waitUntil { apns.ledger.count >= commands.count }
-                // Anything repeated would arrive now.
-                try await Task.sleep(for: .milliseconds(500))
+                try await waitUntilEveryCommandIsCommitted(by: "notify-sink-apns", on: broker)
             }
             let accepted = acceptedIds(apns)
             #expect(accepted.count == commands.count)
