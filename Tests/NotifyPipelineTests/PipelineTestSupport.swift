@@ -22,11 +22,16 @@ func testCoreConfiguration() throws -> CoreConfiguration {
     return configuration
 }
 
-/// Every topic of the catalog, with `partitions` partitions each (co-partitioned), on a fresh embedded broker.
-func withPipelineBroker<T>(partitions: Int32 = 4, _ body: (EmbeddedBroker) async throws -> T) async throws -> T {
+/// Every topic of the catalog, with `partitions` partitions each (co-partitioned) unless `unequal` gives
+/// a topic another count, on a fresh embedded broker.
+func withPipelineBroker<T>(
+    partitions: Int32 = 4, unequal: [String: Int32] = [:], _ body: (EmbeddedBroker) async throws -> T
+) async throws -> T {
     let catalog = try TopicCatalog.load(from: repositoryRoot.appendingPathComponent("Schemas/topics.json"))
     return try await EmbeddedBroker.withBroker(logger: testLogger) { broker in
-        for topic in catalog.topics { try await broker.createTopic(topic.name, partitions: partitions) }
+        for topic in catalog.topics {
+            try await broker.createTopic(topic.name, partitions: unequal[topic.name] ?? partitions)
+        }
         return try await body(broker)
     }
 }
