@@ -3,6 +3,7 @@ import Kafka
 import Logging
 import NotifyCore
 import Synchronization
+import Testing
 @testable import NotifyPipeline
 
 let testLogger: Logger = {
@@ -177,4 +178,45 @@ func summary(_ fingerprint: String) -> String {
     guard let json = try? CoreJSON.parse(Array(fingerprint.utf8)) else { return fingerprint }
     let badge = json["content"]?["badge"].map { "\($0)" } ?? "-"
     return "\(json["messageId"]?.stringValue ?? "badge") to \(json["recipient"]?["deviceId"]?.stringValue ?? "?") \(json["path"]?.stringValue ?? "") badge \(badge)"
+}
+
+/// How far a pipeline has read each input partition, from its observer: a test waits on it
+/// instead of sleeping.
+final class ReadPositions: Sendable {
+    private let next = Mutex<[TopicPartition: Int64]>([:])
+
+    /// The observer to give the pipeline.
+    var observer: PipelineObserver {
+        PipelineObserver(onConsumed: { records in
+            self.next.withLock { next in
+                for record in records {
+                    next[record.topicPartition] = max(next[record.topicPartition] ?? 0, record.offset + 1)
+                }
+            }
+        })
+    }
+
+    /// Waits until the pipeline has read every record `topics` hold now (their high watermarks).
+    func waitUntilRead(_ topics: [String], on broker: EmbeddedBroker, timeout: Duration = .seconds(60)) async throws {
+        let ends = try await highWatermarks(of: topics, on: broker)
+        let deadline = ContinuousClock.now + timeout
+        while !next.withLock({ next in ends.allSatisfy { $0.value == 0 || (next[$0.key] ?? 0) >= $0.value } }) {
+            guard ContinuousClock.now < deadline else { throw TestTimeout(what: "the pipeline to read \(topics)") }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+    }
+}
+
+/// The high watermark (next offset) of every partition of `topics`.
+func highWatermarks(of topics: [String], on broker: EmbeddedBroker) async throws -> [TopicPartition: Int64] {
+    let admin = try KafkaAdmin(configuration: client(broker), logger: testLogger)
+    var ends: [TopicPartition: Int64] = [:]
+    for topic in topics {
+        let partitions = try #require(try await admin.metadata(of: topic)).partitionCount
+        for partition in 0..<Int32(partitions) {
+            let place = TopicPartition(topic: topic, partition: partition)
+            ends[place] = try await admin.watermarks(place).high
+        }
+    }
+    return ends
 }
