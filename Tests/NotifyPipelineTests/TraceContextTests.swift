@@ -20,14 +20,23 @@ import Testing
         #expect(child.spanId != context!.spanId)
     }
 
+    /// A running pipeline that has read Alice, Bob, their conversation and Bob's phone.
+    func pipelineWithAliceAndBob(
+        on broker: EmbeddedBroker, configuration: CoreConfiguration
+    ) async throws -> RunningPipeline {
+        let positions = ReadPositions()
+        let pipeline = RunningPipeline(broker, configuration: configuration, observer: positions.observer)
+        try await pipeline.ready()
+        try await produce(Scenario.aliceAndBob, to: broker)
+        try await positions.waitUntilRead([Topic.conversations, Topic.devices], on: broker)
+        return pipeline
+    }
+
     /// The trace of a message event goes on through its fanout record and its command.
     @Test func traceGoesFromMessageThroughFanoutToCommand() async throws {
         let configuration = try testCoreConfiguration()
         try await withPipelineBroker { broker in
-            let pipeline = RunningPipeline(broker, configuration: configuration)
-            try await pipeline.ready()
-            try await produce(Scenario.aliceAndBob, to: broker)
-            try await Task.sleep(for: .milliseconds(500))
+            let pipeline = try await pipelineWithAliceAndBob(on: broker, configuration: configuration)
             let message = Scenario.message("m1", in: "c1", from: "alice", "traced", at: 1)
             try await produceRaw([OutgoingRecord(
                 topic: Topic.messages, key: Array("c1".utf8), value: Array(message.json.utf8),
