@@ -96,7 +96,9 @@ private func withUnacceptingListener(_ body: (String) async throws -> Void) asyn
         sockets.append(filler)
         _ = withSocketAddress(loopback(port: port)) { connect(filler, $0, $1) }
     }
-    try await Task.sleep(for: .milliseconds(100))
+    // The first filler's handshake is done (its socket turns writable): the backlog is taken.
+    var first = pollfd(fd: sockets[1], events: Int16(POLLOUT), revents: 0)
+    try #require(poll(&first, 1, 10_000) == 1, "the first connection did not complete")
     try await body("http://127.0.0.1:\(port)\(ThumbnailStandIn.path)")
 }
 
@@ -116,11 +118,14 @@ private func withUnacceptingListener(_ body: (String) async throws -> Void) asyn
         let service = ThumbnailStandIn(behaviour)
         let commands = try await service.serve(logger: testLogger) { url in
             try await withPipelineBroker(partitions: 1) { broker in
-                let pipeline = RunningPipeline(broker, configuration: try testCoreConfiguration(),
-                                               thumbnails: ThumbnailSettings(url: url, timeout: timeout, backlogLimit: backlogLimit))
+                let positions = ReadPositions()
+                let pipeline = RunningPipeline(
+                    broker, configuration: try testCoreConfiguration(),
+                    thumbnails: ThumbnailSettings(url: url, timeout: timeout, backlogLimit: backlogLimit),
+                    observer: positions.observer)
                 try await pipeline.ready()
                 try await produce(Scenario.aliceAndBob, to: broker)
-                try await Task.sleep(for: .seconds(1))
+                try await positions.waitUntilRead([Topic.conversations, Topic.devices], on: broker)
                 try await produce(Self.messages, to: broker)
                 let commands = try await readCommands(from: broker) { $0.count >= 3 }
                 try await pipeline.stop()
