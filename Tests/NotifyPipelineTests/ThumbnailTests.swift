@@ -52,6 +52,31 @@ import Testing
         }
     }
 
+    /// The lookups of a batch run at once: five photos whose answers each take three seconds are
+    /// all asked about together, and each gets its thumbnail.
+    @Test func theLookupsOfABatchRunAtOnce() async throws {
+        let service = ThumbnailStandIn(.slow(.seconds(3)))
+        let ids = (1...5).map { "p\($0)" }
+        let batch = ids.enumerated().map { offset, id in
+            let message = Scenario.photo(id, in: "c1", from: "alice", bytes: 3_000_000, at: Double(offset))
+            return KafkaRecord(topic: Topic.messages, partition: 0, offset: Int64(offset), key: Array("c1".utf8),
+                               value: Array(message.json.utf8))
+        }
+        let thumbnailed = try await service.serve(logger: testLogger) { url in
+            await MessageThumbnails(settings: ThumbnailSettings(url: url, timeout: Self.patient), logger: testLogger)
+                .apply(to: batch, lag: [:])
+        }
+        #expect(service.mostConcurrentRequests == ids.count)
+        #expect(thumbnailed.count == ids.count)
+        for (record, id) in zip(thumbnailed, ids) {
+            guard case .message(let message) = try InputEvent.decode(topic: record.topic, value: record.value) else {
+                Issue.record("not a message: \(record)")
+                continue
+            }
+            #expect(message.attachment?.url == ThumbnailStandIn.thumbnailURL(of: "https://cdn.example/\(id).jpg"))
+        }
+    }
+
     @Test(arguments: [
         (#"not json"#, "the answer is not JSON"),
         (#"{"url":"ftp://x/y.jpg","mimeType":"image/jpeg","bytes":1}"#, "the answer has no http(s) \"url\""),
