@@ -220,3 +220,28 @@ func highWatermarks(of topics: [String], on broker: EmbeddedBroker) async throws
     }
     return ends
 }
+
+/// The group's committed offsets of `partitions` (nil: none), asked without joining the group.
+func committedOffsets(of group: String, _ partitions: [TopicPartition], on broker: EmbeddedBroker) async throws
+    -> [TopicPartition: Int64?]
+{
+    let consumer = try KafkaConsumer(configuration: .init(client: client(broker), groupId: group), logger: testLogger)
+    let offsets = try await consumer.committed(partitions)
+    await consumer.close()
+    return offsets
+}
+
+/// Waits until `group` has committed each partition of `offsets` up to at least its offset: what
+/// came before was processed and its outputs acknowledged.
+func waitForCommit(
+    of group: String, reaching offsets: [TopicPartition: Int64], on broker: EmbeddedBroker,
+    timeout: Duration = .seconds(60)
+) async throws {
+    let deadline = ContinuousClock.now + timeout
+    while true {
+        let committed = try await committedOffsets(of: group, Array(offsets.keys), on: broker)
+        if offsets.allSatisfy({ $0.value == 0 || ((committed[$0.key] ?? nil) ?? -1) >= $0.value }) { return }
+        guard ContinuousClock.now < deadline else { throw TestTimeout(what: "\(group) to commit \(offsets)") }
+        try await Task.sleep(for: .milliseconds(100))
+    }
+}
