@@ -195,7 +195,7 @@ let package = Package(
         ),
         .testTarget(
             name: "NotifyPipelineTests",
-            dependencies: ["NotifyPipeline", "Kafka", "NotifyCore", "NotifySinkStandIns", "NotifyTestSupport"]
+            dependencies: ["NotifyPipeline", "Kafka", "NotifyCore", "NotifySinks", "NotifySinkStandIns", "NotifyTestSupport"]
         ),
         .testTarget(
             name: "NotifySinksTests",

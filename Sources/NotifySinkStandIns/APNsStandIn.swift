@@ -35,6 +35,8 @@ public final class APNsStandIn: Sendable {
     /// Provider tokens already verified (APNs providers reuse one token for up to an hour), and
     /// those to answer `ExpiredProviderToken` for, as if they had aged.
     private let providerTokenState = Mutex<(verified: Set<String>, expired: Set<String>)>(([], []))
+    /// Connections accepted so far, and the most requests one connection had open at once.
+    private let traffic = Mutex<(connections: Int, mostOpenStreams: Int)>((0, 0))
 
     /// - Parameters:
     ///   - publicKey: the public half of the provider's `.p8` key.
@@ -54,6 +56,18 @@ public final class APNsStandIn: Sendable {
     /// The provider tokens seen so far that verified.
     public var providerTokens: Set<String> { providerTokenState.withLock { $0.verified } }
 
+    /// How many connections it accepted so far (APNs asks providers for a few, kept open).
+    public var connectionCount: Int { traffic.withLock { $0.connections } }
+
+    /// The most requests (HTTP/2 streams) one connection had under way at once: received and not
+    /// yet answered.
+    public var mostConcurrentStreams: Int { traffic.withLock { $0.mostOpenStreams } }
+
+    /// Notes that a connection has `open` requests under way.
+    fileprivate func noteOpenStreams(_ open: Int) {
+        traffic.withLock { $0.mostOpenStreams = max($0.mostOpenStreams, open) }
+    }
+
     /// Serves on 127.0.0.1 (a free port) while `body` runs; then closes the listener and every
     /// connection, also when `body` throws.
     public func serve<Value: Sendable>(
@@ -69,6 +83,7 @@ public final class APNsStandIn: Sendable {
             .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
             .childChannelInitializer { channel in
                 connections.add(channel)
+                self.traffic.withLock { $0.connections += 1 }
                 return channel.eventLoop.makeCompletedFuture {
                     let sync = channel.pipeline.syncOperations
                     try sync.addHandler(NIOSSLServerHandler(context: context))
@@ -202,6 +217,8 @@ private final class APNsStreamHandler: ChannelInboundHandler {
 
     private let standIn: APNsStandIn
     private var requests: [HTTP2StreamID: (headers: HPACKHeaders, body: ByteBuffer)] = [:]
+    /// Streams whose request arrived (or is arriving) and whose answer has not gone out.
+    private var openStreams: Set<HTTP2StreamID> = []
 
     init(standIn: APNsStandIn) {
         self.standIn = standIn
@@ -212,6 +229,8 @@ private final class APNsStreamHandler: ChannelInboundHandler {
         switch frame.payload {
         case .headers(let headers):
             requests[frame.streamID] = (headers.headers, ByteBuffer())
+            openStreams.insert(frame.streamID)
+            standIn.noteOpenStreams(openStreams.count)
             if headers.endStream { respond(to: frame.streamID, context: context) }
         case .data(let data):
             guard case .byteBuffer(var bytes) = data.data, requests[frame.streamID] != nil else { return }
@@ -219,6 +238,7 @@ private final class APNsStreamHandler: ChannelInboundHandler {
             if data.endStream { respond(to: frame.streamID, context: context) }
         case .rstStream:
             requests[frame.streamID] = nil
+            openStreams.remove(frame.streamID)
         default:
             break
         }
@@ -263,6 +283,7 @@ private final class APNsStreamHandler: ChannelInboundHandler {
     }
 
     private func write(_ reply: StandInReply, on streamID: HTTP2StreamID, context: ChannelHandlerContext) {
+        openStreams.remove(streamID)
         var headers: HPACKHeaders = [":status": String(reply.status)]
         guard let reason = reply.reason else {
             context.write(wrapOutboundOut(HTTP2Frame(streamID: streamID, payload: .headers(.init(headers: headers, endStream: true)))), promise: nil)

@@ -26,6 +26,8 @@ public final class FCMStandIn: Sendable {
     public let clientEmail: String
     private let publicKey: _RSA.Signing.PublicKey
     private let issuedTokens = Mutex<Set<String>>([])
+    /// Every access token handed out, revoked or not.
+    private let handedOut = Mutex<[String]>([])
     private let exchanges = Mutex(0)
     /// The bound port, for checking the assertion's `aud` (the token URI contains it).
     private let boundPort = Mutex(0)
@@ -40,6 +42,9 @@ public final class FCMStandIn: Sendable {
 
     /// How many assertions were exchanged for access tokens.
     public var tokenExchanges: Int { exchanges.withLock { $0 } }
+
+    /// Every access token it handed out so far, revoked or not.
+    public var accessTokens: [String] { handedOut.withLock { $0 } }
 
     /// Revokes every access token handed out so far (the next send gets 401).
     public func revokeAccessTokens() {
@@ -100,6 +105,7 @@ public final class FCMStandIn: Sendable {
         }
         let token = "ya29.\(UUID().uuidString)"
         issuedTokens.withLock { _ = $0.insert(token) }
+        handedOut.withLock { $0.append(token) }
         exchanges.withLock { $0 += 1 }
         return jsonResponse(status: 200, ["access_token": token, "expires_in": 3599, "token_type": "Bearer"])
     }

@@ -26,7 +26,7 @@ public final class StandInLedger<Received: Sendable>: Sendable {
         var received: [Received] = []
         var count = 0
         var scripts: [String: [StandInAnswer]] = [:]
-        var arrivals: [String: Int] = [:]
+        var arrivals: [String: [ContinuousClock.Instant]] = [:]
         var waiters: [(count: Int, done: CheckedContinuation<Void, Never>)] = []
     }
 
@@ -47,7 +47,7 @@ public final class StandInLedger<Received: Sendable>: Sendable {
     /// Notes that a request about `key` arrived, and returns its scripted answer if one is left.
     public func nextAnswer(for key: String) -> StandInAnswer? {
         state.withLock { state in
-            state.arrivals[key, default: 0] += 1
+            state.arrivals[key, default: []].append(.now)
             guard var answers = state.scripts[key], !answers.isEmpty else { return nil }
             let answer = answers.removeFirst()
             state.scripts[key] = answers.isEmpty ? nil : answers
@@ -77,7 +77,12 @@ public final class StandInLedger<Received: Sendable>: Sendable {
 
     /// How many requests about `key` arrived, accepted or not.
     public func arrivals(of key: String) -> Int {
-        state.withLock { $0.arrivals[key] ?? 0 }
+        state.withLock { $0.arrivals[key]?.count ?? 0 }
+    }
+
+    /// When each request about `key` arrived, in order.
+    public func arrivalTimes(of key: String) -> [ContinuousClock.Instant] {
+        state.withLock { $0.arrivals[key] ?? [] }
     }
 
     /// How many requests were accepted.

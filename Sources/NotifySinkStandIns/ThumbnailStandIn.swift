@@ -26,6 +26,8 @@ public final class ThumbnailStandIn: Sendable {
     private let behaviour: Behaviour
     private let asked = Mutex<[String]>([])
     private let answered = Mutex(0)
+    /// Requests being answered now, and the most there were at once.
+    private let load = Mutex<(now: Int, most: Int)>((0, 0))
 
     public init(_ behaviour: Behaviour) {
         self.behaviour = behaviour
@@ -36,6 +38,9 @@ public final class ThumbnailStandIn: Sendable {
 
     /// How many thumbnails it has handed out (a slow answer counts once its delay is over).
     public var answerCount: Int { answered.withLock { $0 } }
+
+    /// The most lookups it was answering at once.
+    public var mostConcurrentRequests: Int { load.withLock { $0.most } }
 
     /// The thumbnail URL it hands out for an attachment at `url`.
     public static func thumbnailURL(of url: String) -> String { url + ".thumb.jpg" }
@@ -58,6 +63,8 @@ public final class ThumbnailStandIn: Sendable {
     private func answer(_ request: Request) async throws -> Response {
         guard let url = request.uri.queryParameters.get("url") else { return Response(status: .badRequest) }
         asked.withLock { $0.append(url) }
+        load.withLock { $0.now += 1; $0.most = max($0.most, $0.now) }
+        defer { load.withLock { $0.now -= 1 } }
         switch behaviour {
         case .fails(let status):
             return Response(status: .init(code: status))

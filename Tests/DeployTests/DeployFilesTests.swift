@@ -67,6 +67,7 @@ struct DeployFilesTests {
     @Test("every NOTIFY_ variable they set is a documented setting or secret variable")
     func environmentIsKnown() async throws {
         let report = try await DeployReport.load()
+        #expect(report.environment.contains { $0.name.hasPrefix("NOTIFY_") }, "no NOTIFY_ variable found to check")
         let settings = SettingsCatalogue.all.flatMap { [$0.environmentVariable] + $0.environmentAliases }
         let known = Set(settings + ["NOTIFY_CONFIG", "NOTIFY_APNS_KEY", "NOTIFY_FCM_SERVICE_ACCOUNT", "NOTIFY_INAPP_SECRET", "NOTIFY_WEBHOOK_SECRET"])
         for variable in report.environment where variable.name.hasPrefix("NOTIFY_") {

@@ -20,16 +20,9 @@ import Testing
             #expect(output.contains { $0.hasPrefix("line 3:") })
             #expect(!output.contains { $0.hasPrefix("line 1:") || $0.hasPrefix("line 4:") })
 
-            let consumer = try KafkaConsumer(
-                configuration: .init(client: KafkaClientConfiguration(bootstrapServers: broker.bootstrapServers), groupId: "check"),
-                logger: Logger(label: "test"))
-            try consumer.subscribe(["chat.messages"])
-            var received: [KafkaRecord] = []
-            for try await batch in consumer.batches {
-                received += batch
-                if received.count >= 2 { break }
-            }
-            await consumer.close()
+            // Every record the topic holds (the process has exited: what it sent is there), so a bad
+            // line sent in a later batch would be seen.
+            let received = try await allRecords(of: "chat.messages", on: broker)
             #expect(received.count == 2)
             #expect(received.allSatisfy { $0.key == Array("c1".utf8) })
             #expect(Set(received.map { String(decoding: $0.value, as: UTF8.self) }) == [good, alsoGood])
@@ -50,4 +43,44 @@ import Testing
                 "\(produce.output)")
         }
     }
+}
+
+/// Every record `topic` holds now: each partition read from its start to its high watermark, within `timeout`.
+private func allRecords(
+    of topic: String, on broker: EmbeddedBroker, timeout: Duration = .seconds(30)
+) async throws -> [KafkaRecord] {
+    let client = KafkaClientConfiguration(bootstrapServers: broker.bootstrapServers)
+    let admin = try KafkaAdmin(configuration: client, logger: Logger(label: "test"))
+    let partitions = try #require(try await admin.metadata(of: topic)).partitionCount
+    var expected: Int64 = 0
+    var assignment: [TopicPartition: KafkaOffset] = [:]
+    for partition in 0..<Int32(partitions) {
+        let place = TopicPartition(topic: topic, partition: partition)
+        expected += try await admin.watermarks(place).high
+        assignment[place] = .beginning
+    }
+    guard expected > 0 else { return [] }
+    let total = expected
+    let consumer = try KafkaConsumer(
+        configuration: .init(client: client, groupId: "check-\(UUID().uuidString)"), logger: Logger(label: "test"))
+    try consumer.assign(assignment)
+    let records = try await withThrowingTaskGroup(of: [KafkaRecord]?.self) { group in
+        group.addTask {
+            var records: [KafkaRecord] = []
+            for try await batch in consumer.batches {
+                records += batch
+                if records.count >= total { break }
+            }
+            return records
+        }
+        group.addTask {
+            try await Task.sleep(for: timeout)
+            return nil
+        }
+        defer { group.cancelAll() }
+        return try await group.next()!
+    }
+    await consumer.close()
+    guard let records else { throw ProcessFailure("timed out reading the \(expected) records of \(topic)") }
+    return records
 }

@@ -9,11 +9,12 @@ import Testing
     /// flows meanwhile; Carol's messages come out resolved, Dave's fall back after the wait.
     @Test func conversationsWaitingForIdentitiesKeepOrderWithoutHoldingOthers() async throws {
         var configuration = try testCoreConfiguration()
-        // Once input is quiet, the wall clock ends a wait: Carol's identity, produced half a second
-        // after her messages, must be heard before that, also on a machine busy with other tests.
-        configuration.identityWaitMilliseconds = 3_000
+        // Once input is quiet, the wall clock ends a wait: Carol's identity, produced once Alice's
+        // messages are out, must be heard before that, also on a machine busy with other tests.
+        configuration.identityWaitMilliseconds = 8_000
         try await withPipelineBroker(partitions: 1) { broker in
-            let pipeline = RunningPipeline(broker, configuration: configuration)
+            let positions = ReadPositions()
+            let pipeline = RunningPipeline(broker, configuration: configuration, observer: positions.observer)
             try await pipeline.ready()
             try await produce([
                 Scenario.identity("alice", "Alice", at: 0), Scenario.identity("bob", "Bob", at: 0),
@@ -23,7 +24,7 @@ import Testing
                 Scenario.phone("bob"),
             ], to: broker)
             // Conversations exist before their messages, as a chat backend publishes them.
-            try await Task.sleep(for: .seconds(1))
+            try await positions.waitUntilRead([Topic.conversations, Topic.devices], on: broker)
             try await produce([
                 Scenario.message("c1", in: "with-carol", from: "carol", "carol 1", at: 1),
                 Scenario.message("a1", in: "with-alice", from: "alice", "alice 1", at: 1.1),
@@ -33,14 +34,15 @@ import Testing
                 Scenario.message("d2", in: "with-dave", from: "dave", "dave 2", at: 1.5),
                 Scenario.message("a3", in: "with-alice", from: "alice", "alice 3", at: 1.6),
             ], to: broker)
-            // Carol's identity comes half a second later (well within the wait); Dave's never.
-            try await Task.sleep(for: .milliseconds(500))
+            // Alice's conversation is not held by the others: her messages come out while Carol's
+            // and Dave's wait. Carol's identity comes after that (within the wait); Dave's never.
+            let alices = try await readCommands(from: broker) { $0.count >= 3 }
             try await produce([Scenario.identity("carol", "Carol", at: 2)], to: broker)
             let all = try await readCommands(from: broker) { $0.count >= 7 }
             try await pipeline.stop()
+            #expect(alices.map { $0.messageId ?? "" } == ["a1", "a2", "a3"])
 
             let ids = all.map { $0.messageId ?? "" }
-            // Alice's conversation was not held by the others: it came out first.
             #expect(ids.prefix(3) == ["a1", "a2", "a3"])
             #expect(Set(ids) == ["a1", "a2", "a3", "c1", "c2", "d1", "d2"])
             #expect(ids.filter { $0.hasPrefix("c") } == ["c1", "c2"])

@@ -19,8 +19,13 @@ import Testing
             // fanout record is applied late (known limitation, see README), which a burst can provoke.
             try await produce(events, to: broker, spacing: .milliseconds(100))
             let live = try await readCommands(from: broker) { $0.count >= expected.count }
-            // Nothing more comes after a moment.
-            try await Task.sleep(for: .seconds(2))
+            // Both stages commit past every input there is: whatever they were to make is out.
+            let stageOneInputs = [Topic.messages, Topic.conversations]
+            let stageTwoInputs = [Topic.fanout, Topic.devices, Topic.preferences, Topic.clientState, Topic.reads]
+            let stageOneEnds = try await highWatermarks(of: stageOneInputs, on: broker)
+            try await waitForCommit(of: "notify-tests.fanout", reaching: stageOneEnds, on: broker)
+            let stageTwoEnds = try await highWatermarks(of: stageTwoInputs, on: broker)
+            try await waitForCommit(of: "notify-tests.route", reaching: stageTwoEnds, on: broker)
             let settled = try await readCommands(from: broker) { $0.count >= expected.count }
             try await pipeline.stop()
             #expect(fingerprints(settled) == fingerprints(expected),

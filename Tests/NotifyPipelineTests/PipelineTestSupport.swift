@@ -3,6 +3,7 @@ import Kafka
 import Logging
 import NotifyCore
 import Synchronization
+import Testing
 @testable import NotifyPipeline
 
 let testLogger: Logger = {
@@ -22,11 +23,16 @@ func testCoreConfiguration() throws -> CoreConfiguration {
     return configuration
 }
 
-/// Every topic of the catalog, with `partitions` partitions each (co-partitioned), on a fresh embedded broker.
-func withPipelineBroker<T>(partitions: Int32 = 4, _ body: (EmbeddedBroker) async throws -> T) async throws -> T {
+/// Every topic of the catalog, with `partitions` partitions each (co-partitioned) unless `unequal` gives
+/// a topic another count, on a fresh embedded broker.
+func withPipelineBroker<T>(
+    partitions: Int32 = 4, unequal: [String: Int32] = [:], _ body: (EmbeddedBroker) async throws -> T
+) async throws -> T {
     let catalog = try TopicCatalog.load(from: repositoryRoot.appendingPathComponent("Schemas/topics.json"))
     return try await EmbeddedBroker.withBroker(logger: testLogger) { broker in
-        for topic in catalog.topics { try await broker.createTopic(topic.name, partitions: partitions) }
+        for topic in catalog.topics {
+            try await broker.createTopic(topic.name, partitions: unequal[topic.name] ?? partitions)
+        }
         return try await body(broker)
     }
 }
@@ -172,4 +178,70 @@ func summary(_ fingerprint: String) -> String {
     guard let json = try? CoreJSON.parse(Array(fingerprint.utf8)) else { return fingerprint }
     let badge = json["content"]?["badge"].map { "\($0)" } ?? "-"
     return "\(json["messageId"]?.stringValue ?? "badge") to \(json["recipient"]?["deviceId"]?.stringValue ?? "?") \(json["path"]?.stringValue ?? "") badge \(badge)"
+}
+
+/// How far a pipeline has read each input partition, from its observer: a test waits on it
+/// instead of sleeping.
+final class ReadPositions: Sendable {
+    private let next = Mutex<[TopicPartition: Int64]>([:])
+
+    /// The observer to give the pipeline.
+    var observer: PipelineObserver {
+        PipelineObserver(onConsumed: { records in
+            self.next.withLock { next in
+                for record in records {
+                    next[record.topicPartition] = max(next[record.topicPartition] ?? 0, record.offset + 1)
+                }
+            }
+        })
+    }
+
+    /// Waits until the pipeline has read every record `topics` hold now (their high watermarks).
+    func waitUntilRead(_ topics: [String], on broker: EmbeddedBroker, timeout: Duration = .seconds(60)) async throws {
+        let ends = try await highWatermarks(of: topics, on: broker)
+        let deadline = ContinuousClock.now + timeout
+        while !next.withLock({ next in ends.allSatisfy { $0.value == 0 || (next[$0.key] ?? 0) >= $0.value } }) {
+            guard ContinuousClock.now < deadline else { throw TestTimeout(what: "the pipeline to read \(topics)") }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+    }
+}
+
+/// The high watermark (next offset) of every partition of `topics`.
+func highWatermarks(of topics: [String], on broker: EmbeddedBroker) async throws -> [TopicPartition: Int64] {
+    let admin = try KafkaAdmin(configuration: client(broker), logger: testLogger)
+    var ends: [TopicPartition: Int64] = [:]
+    for topic in topics {
+        let partitions = try #require(try await admin.metadata(of: topic)).partitionCount
+        for partition in 0..<Int32(partitions) {
+            let place = TopicPartition(topic: topic, partition: partition)
+            ends[place] = try await admin.watermarks(place).high
+        }
+    }
+    return ends
+}
+
+/// The group's committed offsets of `partitions` (nil: none), asked without joining the group.
+func committedOffsets(of group: String, _ partitions: [TopicPartition], on broker: EmbeddedBroker) async throws
+    -> [TopicPartition: Int64?]
+{
+    let consumer = try KafkaConsumer(configuration: .init(client: client(broker), groupId: group), logger: testLogger)
+    let offsets = try await consumer.committed(partitions)
+    await consumer.close()
+    return offsets
+}
+
+/// Waits until `group` has committed each partition of `offsets` up to at least its offset: what
+/// came before was processed and its outputs acknowledged.
+func waitForCommit(
+    of group: String, reaching offsets: [TopicPartition: Int64], on broker: EmbeddedBroker,
+    timeout: Duration = .seconds(60)
+) async throws {
+    let deadline = ContinuousClock.now + timeout
+    while true {
+        let committed = try await committedOffsets(of: group, Array(offsets.keys), on: broker)
+        if offsets.allSatisfy({ $0.value == 0 || ((committed[$0.key] ?? nil) ?? -1) >= $0.value }) { return }
+        guard ContinuousClock.now < deadline else { throw TestTimeout(what: "\(group) to commit \(offsets)") }
+        try await Task.sleep(for: .milliseconds(100))
+    }
 }

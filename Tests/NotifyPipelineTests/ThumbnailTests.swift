@@ -52,6 +52,31 @@ import Testing
         }
     }
 
+    /// The lookups of a batch run at once: five photos whose answers each take three seconds are
+    /// all asked about together, and each gets its thumbnail.
+    @Test func theLookupsOfABatchRunAtOnce() async throws {
+        let service = ThumbnailStandIn(.slow(.seconds(3)))
+        let ids = (1...5).map { "p\($0)" }
+        let batch = ids.enumerated().map { offset, id in
+            let message = Scenario.photo(id, in: "c1", from: "alice", bytes: 3_000_000, at: Double(offset))
+            return KafkaRecord(topic: Topic.messages, partition: 0, offset: Int64(offset), key: Array("c1".utf8),
+                               value: Array(message.json.utf8))
+        }
+        let thumbnailed = try await service.serve(logger: testLogger) { url in
+            await MessageThumbnails(settings: ThumbnailSettings(url: url, timeout: Self.patient), logger: testLogger)
+                .apply(to: batch, lag: [:])
+        }
+        #expect(service.mostConcurrentRequests == ids.count)
+        #expect(thumbnailed.count == ids.count)
+        for (record, id) in zip(thumbnailed, ids) {
+            guard case .message(let message) = try InputEvent.decode(topic: record.topic, value: record.value) else {
+                Issue.record("not a message: \(record)")
+                continue
+            }
+            #expect(message.attachment?.url == ThumbnailStandIn.thumbnailURL(of: "https://cdn.example/\(id).jpg"))
+        }
+    }
+
     @Test(arguments: [
         (#"not json"#, "the answer is not JSON"),
         (#"{"url":"ftp://x/y.jpg","mimeType":"image/jpeg","bytes":1}"#, "the answer has no http(s) \"url\""),
@@ -96,7 +121,9 @@ private func withUnacceptingListener(_ body: (String) async throws -> Void) asyn
         sockets.append(filler)
         _ = withSocketAddress(loopback(port: port)) { connect(filler, $0, $1) }
     }
-    try await Task.sleep(for: .milliseconds(100))
+    // The first filler's handshake is done (its socket turns writable): the backlog is taken.
+    var first = pollfd(fd: sockets[1], events: Int16(POLLOUT), revents: 0)
+    try #require(poll(&first, 1, 10_000) == 1, "the first connection did not complete")
     try await body("http://127.0.0.1:\(port)\(ThumbnailStandIn.path)")
 }
 
@@ -109,30 +136,38 @@ private func withUnacceptingListener(_ body: (String) async throws -> Void) asyn
         Scenario.photo("p3", in: "c1", from: "alice", bytes: 3_000_000, at: 1.2),
     ]
 
-    /// Runs the scenario with the service behaving as told; the commands in the order Bob's phone gets them.
-    func run(_ behaviour: ThumbnailStandIn.Behaviour, backlogLimit: Int64 = 1_000) async throws -> ([NotificationCommand], [String]) {
+    /// Runs the scenario with the service behaving as told; the commands in the order Bob's phone
+    /// gets them, the URLs the service was asked about, and how many thumbnails it had handed out
+    /// when the commands were all out.
+    func run(
+        _ behaviour: ThumbnailStandIn.Behaviour, backlogLimit: Int64 = 1_000
+    ) async throws -> (commands: [NotificationCommand], asked: [String], answeredBefore: Int) {
         // Patient where the service answers (a busy test machine), one second where it is meant to be too slow.
         let timeout: Duration = if case .slow = behaviour { .seconds(1) } else { ThumbnailResolverTests.patient }
         let service = ThumbnailStandIn(behaviour)
-        let commands = try await service.serve(logger: testLogger) { url in
+        let (commands, answeredBefore) = try await service.serve(logger: testLogger) { url in
             try await withPipelineBroker(partitions: 1) { broker in
-                let pipeline = RunningPipeline(broker, configuration: try testCoreConfiguration(),
-                                               thumbnails: ThumbnailSettings(url: url, timeout: timeout, backlogLimit: backlogLimit))
+                let positions = ReadPositions()
+                let pipeline = RunningPipeline(
+                    broker, configuration: try testCoreConfiguration(),
+                    thumbnails: ThumbnailSettings(url: url, timeout: timeout, backlogLimit: backlogLimit),
+                    observer: positions.observer)
                 try await pipeline.ready()
                 try await produce(Scenario.aliceAndBob, to: broker)
-                try await Task.sleep(for: .seconds(1))
+                try await positions.waitUntilRead([Topic.conversations, Topic.devices], on: broker)
                 try await produce(Self.messages, to: broker)
                 let commands = try await readCommands(from: broker) { $0.count >= 3 }
+                let answeredBefore = service.answerCount
                 try await pipeline.stop()
-                return commands
+                return (commands, answeredBefore)
             }
         }
         #expect(commands.map(\.messageId) == ["p1", "t2", "p3"])
-        return (commands, service.requestedURLs)
+        return (commands, service.requestedURLs, answeredBefore)
     }
 
     @Test func photosGoOutWithTheirThumbnails() async throws {
-        let (commands, asked) = try await run(.answers)
+        let (commands, asked, _) = try await run(.answers)
         #expect(asked == ["https://cdn.example/p1.jpg", "https://cdn.example/p3.jpg"])
         for command in commands where command.messageId != "t2" {
             let thumbnail = ThumbnailStandIn.thumbnailURL(of: "https://cdn.example/\(command.messageId!).jpg")
@@ -142,10 +177,13 @@ private func withUnacceptingListener(_ body: (String) async throws -> Void) asyn
         }
     }
 
-    @Test(arguments: [ThumbnailStandIn.Behaviour.slow(.seconds(4)), .fails(status: 500)])
+    @Test(arguments: [ThumbnailStandIn.Behaviour.slow(.seconds(6)), .fails(status: 500)])
     func aSlowOrFailingServiceDelaysNothingBeyondTheTimeoutAndLosesNothing(_ behaviour: ThumbnailStandIn.Behaviour) async throws {
-        let (commands, asked) = try await run(behaviour)
+        let (commands, asked, answeredBefore) = try await run(behaviour)
         #expect(asked.count == 2)
+        // Out before the slow service answered (it answers after 6 s, the lookups give up after 1 s):
+        // nothing waited for it beyond the timeout.
+        #expect(answeredBefore == 0)
         for command in commands where command.messageId != "t2" {
             #expect(command.content["attachment"]?["url"] == .string("https://cdn.example/\(command.messageId!).jpg"))
             // The full-size photo is too large for Android: no picture, the body says what was sent.
@@ -155,7 +193,7 @@ private func withUnacceptingListener(_ body: (String) async throws -> Void) asyn
     }
 
     @Test func aBackedUpPartitionSkipsTheLookups() async throws {
-        let (commands, asked) = try await run(.answers, backlogLimit: 0)
+        let (commands, asked, _) = try await run(.answers, backlogLimit: 0)
         #expect(asked.isEmpty)
         #expect(commands.allSatisfy { $0.content["attachment"]?["url"]?.stringValue?.hasSuffix(".thumb.jpg") != true })
     }

@@ -55,12 +55,14 @@ struct LifecycleTests {
             let stream = try await HTTPClient.shared.execute(
                 HTTPClientRequest(url: "http://127.0.0.1:\(port)/console/events?after=0"), timeout: .seconds(30))
             #expect(stream.status == .ok)
+            let (firstChunk, heard) = AsyncStream<Void>.makeStream()
             tasks.addTask {
-                var received = 0
-                for try await chunk in stream.body { received += chunk.readableBytes }
+                for try await _ in stream.body { heard.yield() }
                 return .zero  // the stream ended
             }
-            try await Task.sleep(for: .milliseconds(100))
+            // The stream is open and serving: the event published above has come through it.
+            var chunks = firstChunk.makeAsyncIterator()
+            guard await chunks.next() != nil else { throw ServerDidNotStart() }
 
             let start = clock.now
             kill(getpid(), UnixSignal.sigusr2.rawValue)
@@ -95,7 +97,8 @@ struct LifecycleTests {
             let elapsed = clock.now - start
             #expect(stubborn.cancelled.withLock { $0 })
             #expect(elapsed >= .milliseconds(3_100), "cancelled before the graceful part of the budget: \(elapsed)")
-            #expect(elapsed < .milliseconds(5_000), "shutdown took \(elapsed)")
+            // Cancelled, not waited out (it would sleep an hour): the bound leaves a busy machine room.
+            #expect(elapsed < .seconds(30), "shutdown took \(elapsed)")
         }
     }
 }

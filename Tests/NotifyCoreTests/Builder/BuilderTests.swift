@@ -1,3 +1,5 @@
+import Crypto
+import Foundation
 import Testing
 @testable import NotifyCore
 
@@ -20,18 +22,31 @@ import Testing
         #expect(Array(text).starts(with: Array(kept)), "the kept part is whole graphemes of the original")
     }
 
-    @Test func idsAreDeterministicAndTheApnsIdIsAVersion8UUID() {
+    /// The ids are SHA-256 of a label and the parts joined by 0x1F, worked out here with swift-crypto:
+    /// the same inputs give the same id in every process and every version, other inputs another.
+    @Test func idsDeriveFromTheirInputsAndTheApnsIdIsAVersion8UUID() {
+        func sha256(_ parts: [String]) -> [UInt8] {
+            Array(SHA256.hash(data: Array(parts.joined(separator: "\u{1F}").utf8)))
+        }
+        func hex(_ bytes: some Sequence<UInt8>) -> String {
+            bytes.map { String(format: "%02x", $0) }.joined()
+        }
         let id = DeterministicID.commandId(source: "m1", deviceId: "d1", path: .push)
-        #expect(id == DeterministicID.commandId(source: "m1", deviceId: "d1", path: .push))
+        #expect(id == hex(sha256(["command", "m1", "d1", "push"]).prefix(16)))
         #expect(id != DeterministicID.commandId(source: "m1", deviceId: "d1", path: .local))
         #expect(id != DeterministicID.commandId(source: "m1", deviceId: "d2", path: .push))
-        #expect(id.count == 32 && id.allSatisfy(\.isHexDigit))
-        let uuid = DeterministicID.apnsId(commandId: id)
-        let groups = uuid.split(separator: "-").map(\.count)
-        #expect(groups == [8, 4, 4, 4, 12])
-        #expect(Array(uuid)[14] == "8")
-        #expect("89ab".contains(Array(uuid)[19]))
-        #expect(uuid == DeterministicID.apnsId(commandId: id))
+        let fanoutId = DeterministicID.fanoutId(messageId: "m1", recipientId: "bob")
+        #expect(fanoutId == hex(sha256(["fanout", "m1", "bob"]).prefix(16)))
+
+        var uuid = sha256(["apns-id", id]).prefix(16)
+        uuid[uuid.startIndex + 6] = uuid[uuid.startIndex + 6] & 0x0F | 0x80
+        uuid[uuid.startIndex + 8] = uuid[uuid.startIndex + 8] & 0x3F | 0x80
+        let digits = Array(hex(uuid))
+        let expected = [0..<8, 8..<12, 12..<16, 16..<20, 20..<32].map { String(digits[$0]) }.joined(separator: "-")
+        let apnsId = DeterministicID.apnsId(commandId: id)
+        #expect(apnsId == expected)
+        #expect(Array(apnsId)[14] == "8", "version 8")
+        #expect("89ab".contains(Array(apnsId)[19]), "the RFC 9562 variant")
     }
 
     @Test func attachmentsAreAcceptedByDeclaredTypeAndSizePerPlatform() {

@@ -146,9 +146,13 @@ import Testing
         for key in original.entries.keys {
             try restored.restore(key, original.snapshot(key))
         }
+        #expect(!original.entries.isEmpty)
         #expect(restored.entries == original.entries)
-        let next = record("m3", at: 100)
-        #expect(stage.fold(&restored, .fanout(next)).commands == stage.fold(&original, .fanout(next)).commands)
-        #expect(stage.fold(&restored, .endOfInput).commands == stage.fold(&original, .endOfInput).commands)
+        // A message and a read after the restore: both make commands, the same from either state.
+        for input in [RouteInput.fanout(record("m3", at: 100)), .read(events.read("bob", "c1", at: 200))] {
+            let continued = stage.fold(&restored, input).commands
+            #expect(!continued.isEmpty)
+            #expect(continued == stage.fold(&original, input).commands)
+        }
     }
 }

@@ -59,7 +59,7 @@ enum SchemaValidator {
     print(json.dumps(results))
     """#
 
-    /// One result per item: `nil` when valid, else the validator's errors.
+    /// One result per item, in order (anything else throws): `nil` when valid, else the validator's errors.
     static func validate(_ items: [Item]) async throws -> [String?] {
         let input = FileManager.default.temporaryDirectory.appendingPathComponent("notify-schema-\(UUID().uuidString).json")
         try JSONEncoder().encode(items).write(to: input)
@@ -68,7 +68,12 @@ enum SchemaValidator {
         guard result.status == 0 else {
             throw ValidatorFailure(message: "python3 jsonschema failed (status \(result.status)): \(result.errorText)")
         }
-        return try JSONDecoder().decode([String?].self, from: result.output)
+        let results = try JSONDecoder().decode([String?].self, from: result.output)
+        // Callers zip items with results: a short answer would leave items unchecked.
+        guard results.count == items.count else {
+            throw ValidatorFailure(message: "the validator answered \(results.count) results for \(items.count) items")
+        }
+        return results
     }
 
     struct ValidatorFailure: Error, CustomStringConvertible {

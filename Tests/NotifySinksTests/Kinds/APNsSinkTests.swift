@@ -123,6 +123,34 @@ import Testing
         }
     }
 
+    /// What APNs asks of a provider: a few connections kept open, many concurrent streams on each.
+    /// Each answer is held back a second, so requests sent at once are under way together.
+    @Test func aFewConnectionsCarryManyConcurrentStreams() async throws {
+        try await withCertificateAuthority { authority in
+            let apns = fixture.standIn(keepsRequests: false)
+            let tokens = (0..<100).map { String(format: "%04x", $0) }
+            for token in tokens { apns.ledger.script(token, [.slow(.seconds(1))]) }
+            try await apns.serve(tls: authority, logger: testLogger) { port in
+                let sink = try fixture.sink(port: port, authority: authority, requestTimeout: .seconds(30))
+                try await using(sink) { sink in
+                    let results = await withTaskGroup(of: DeliveryResult.self) { group in
+                        for (index, token) in tokens.enumerated() {
+                            group.addTask { await sink.deliver(delivery(makeCommand(id: "c\(index)", token: token))) }
+                        }
+                        return await group.reduce(into: [DeliveryResult]()) { $0.append($1) }
+                    }
+                    #expect(results.filter { $0 != .delivered }.isEmpty)
+                    #expect(apns.ledger.count == tokens.count)
+                    #expect(apns.connectionCount >= 1)
+                    #expect(HTTPTransportConfiguration().connections <= 4, "a few connections")
+                    #expect(apns.connectionCount <= HTTPTransportConfiguration().connections,
+                            "one connection per request?")
+                    #expect(apns.mostConcurrentStreams >= 10, "at most \(apns.mostConcurrentStreams) streams at once")
+                }
+            }
+        }
+    }
+
     @Test func anAnswerThatTakesTooLongIsAPassingFailureAndTheConnectionStaysUsable() async throws {
         try await withCertificateAuthority { authority in
             let apns = fixture.standIn()

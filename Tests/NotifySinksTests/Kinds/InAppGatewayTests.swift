@@ -97,9 +97,11 @@ final class TestDevice: Sendable {
         try await withConnectedDevice(other, token: token(user: "u1", device: "d2"), deviceId: "d2") { sink in
             let result = await sink.deliver(delivery(makeCommand(id: "c1", userId: "u1", deviceId: "d1", path: .local)))
             #expect(result == .undeliverableLocal(reason: "not-connected"))
-            try await Task.sleep(for: .milliseconds(100))
+            // One of its own, acknowledged: on the one ordered socket, c1 would have come before it.
+            let own = await sink.deliver(delivery(makeCommand(id: "c2", userId: "u1", deviceId: "d2", path: .local)))
+            #expect(own == .delivered)
         }
-        #expect(other.received.withLock { $0 }.isEmpty)
+        #expect(other.received.withLock { $0 } == ["c2"])
     }
 
     @Test func slowAcknowledgerMakesTheCommandUndeliverableLocally() async throws {

@@ -37,7 +37,15 @@ import Testing
         #expect(ledger.hasOutcome("c0") && ledger.hasOutcome("last"))
     }
 
-    @Test func theDefaultRetentionOutlastsEveryCommandsTTL() {
-        #expect(DeliveryLedger(kind: "apns").retention > 2_419_200)
+    /// By default an outcome is kept 28 days (the longest TTL the platforms accept) and an hour:
+    /// a minute short of that it is still there, a minute past it gone.
+    @Test func theDefaultRetentionIs28DaysAndAnHour() {
+        let ledger = DeliveryLedger(kind: "apns")
+        let retention: TimeInterval = 28 * 86_400 + 3_600
+        ledger.record(entry("within", secondsAgo: retention - 60))
+        ledger.record(entry("beyond", secondsAgo: retention + 60))
+        ledger.prune(now: now)
+        #expect(ledger.hasOutcome("within"))
+        #expect(!ledger.hasOutcome("beyond"))
     }
 }

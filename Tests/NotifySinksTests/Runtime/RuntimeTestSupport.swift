@@ -62,6 +62,32 @@ func readTopic(_ topic: String, on broker: EmbeddedBroker) async throws -> [Kafk
     return records
 }
 
+/// Waits until `group` has committed every record notify.commands holds now: each command was
+/// handled and its outcome acknowledged, so a repeated request of any would have come already.
+func waitUntilEveryCommandIsCommitted(by group: String, on broker: EmbeddedBroker, timeout: Duration = .seconds(60))
+    async throws
+{
+    let admin = try KafkaAdmin(configuration: kafkaConfiguration(broker), logger: testLogger)
+    var ends: [TopicPartition: Int64] = [:]
+    for partition in 0..<Int32(try await admin.metadata(of: "notify.commands")?.partitionCount ?? 0) {
+        let place = TopicPartition(topic: "notify.commands", partition: partition)
+        ends[place] = try await admin.watermarks(place).high
+    }
+    let reader = try KafkaConsumer(
+        configuration: KafkaConsumerConfiguration(client: kafkaConfiguration(broker), groupId: group),
+        logger: testLogger)
+    do {
+        try await waitUntil(timeout: timeout) {
+            let committed = try await reader.committed(Array(ends.keys))
+            return ends.allSatisfy { $0.value == 0 || (committed[$0.key] ?? nil) == $0.value }
+        }
+    } catch {
+        await reader.close()
+        throw error
+    }
+    await reader.close()
+}
+
 /// The results on notify.outcomes, decoded (without the `attempting` records written before each first attempt).
 func readOutcomes(on broker: EmbeddedBroker) async throws -> [NotificationOutcome] {
     try await readOutcomeRecords(on: broker).filter { $0.outcome != .attempting }

@@ -31,10 +31,17 @@ final class SinkProcess: Sendable {
     /// Sends `signal` to the process and waits until it has exited; returns its status.
     @discardableResult
     func stop(with signal: Int32) async -> Int32 {
+        await finish(with: signal).status
+    }
+
+    /// Sends `signal` to the process (unless it has exited) and waits until it has; returns its
+    /// status and everything it wrote to stdout and stderr.
+    func finish(with signal: Int32) async -> (status: Int32, output: String) {
         if process.isRunning { kill(process.processIdentifier, signal) }
         while process.isRunning { try? await Task.sleep(for: .milliseconds(20)) }
+        let output = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
         try? FileManager.default.removeItem(atPath: log)
-        return process.terminationStatus
+        return (process.terminationStatus, output)
     }
 }
 
@@ -81,7 +88,7 @@ extension SinkRuntimeTests {
                         }
                         try await withSinkProcess(arguments) { second in
                             try await waitUntil(timeout: .seconds(60)) { receiver.ledger.count >= commands.count }
-                            try await Task.sleep(for: .milliseconds(500))
+                            try await waitUntilEveryCommandIsCommitted(by: "notify-sink-webhook", on: broker)
                             #expect(await second.stop(with: SIGTERM) == 0)
                         }
 
