@@ -98,6 +98,7 @@ struct SinkCommand: AsyncParsableCommand {
             ),
             groupId: group, retry: RetryPolicy(maxAttempts: maxAttempts), maxInFlight: maxInFlight,
             clusterCheckInterval: settings.probes.checkInterval,
+            ledgerRestoreMargin: settings.sink.ledgerRestoreMargin,
             observer: SinkObserver(
                 onReady: {
                     shell.status.markReady()
