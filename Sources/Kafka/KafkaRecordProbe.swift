@@ -7,18 +7,23 @@ import Logging
 /// A broker answers "first offset at or after this time" from its time index (`offsetsForTimes`),
 /// but the embedded broker (librdkafka's mock cluster) keeps none and answers -1; the probe reads
 /// the records themselves instead, about log2(records) of them per partition, so one code path
-/// serves both.
+/// serves both. Reads of different partitions may run at once.
 public final class KafkaRecordProbe: Sendable {
     private let handle: NativeHandle
     private let context: ClientContext
-    private let blockingCalls = BlockingCallQueue(label: "notify.kafka.probe")
+    /// A read of one partition waits for a fetch, which librdkafka 2.0.2 often starts only at its
+    /// broker thread's next wake-up (up to a second later, measured on the embedded broker): reads of
+    /// different partitions go on lanes of their own, so their waits overlap.
+    private let lanes = (0..<16).map { BlockingCallQueue(label: "notify.kafka.probe.\($0)") }
 
     public init(configuration: KafkaClientConfiguration, logger: Logger) throws {
         context = ClientContext(logger: logger)
         // An offset that retention deleted under the probe is an error, never a silent jump; and
         // each probe wants one record, not the fetcher's usual read-ahead.
         let native = try NativeConfiguration(
-            configuration.merged(with: ["auto.offset.reset": "error", "queued.min.messages": "1"], for: .consumer))
+            configuration.merged(with: [
+                "auto.offset.reset": "error", "queued.min.messages": "1", "fetch.wait.max.ms": "10", "fetch.error.backoff.ms": "10",
+            ], for: .consumer))
         try native.install(context)
         handle = NativeHandle(pointer: try makeNativeClient(type: RD_KAFKA_CONSUMER, configuration: native))
     }
@@ -31,7 +36,7 @@ public final class KafkaRecordProbe: Sendable {
     /// `timeoutMilliseconds` (there is none yet, or the broker is slow to answer).
     public func record(at offset: Int64, in partition: TopicPartition, timeoutMilliseconds: Int32 = 10_000) async throws -> KafkaRecord? {
         let handle = handle
-        return try await blockingCalls.run {
+        return try await lanes[Int(partition.partition) % lanes.count].run {
             guard let topic = rd_kafka_topic_new(handle.pointer, partition.topic, nil) else {
                 throw KafkaError(rd_kafka_last_error(), context: "topic \(partition.topic)")
             }

@@ -44,12 +44,16 @@ struct LedgerRestoreStart: Sendable {
                 group: group, commands: topics.commands, probe: probe, kafka: kafka, admin: admin, logger: logger)
             let bound = time.addingTimeInterval(-margin.seconds)
             let milliseconds = Int64((bound.timeIntervalSince1970 * 1000).rounded(.down))
-            var offsets: [Int32: Int64] = [:]
-            for partition in 0..<outcomePartitions {
-                let outcomes = TopicPartition(topic: topics.outcomes, partition: partition)
-                let marks = try await admin.watermarks(outcomes)
-                offsets[partition] = try await probe.firstOffset(
-                    timestampAtOrAfter: milliseconds, in: outcomes, within: marks.low..<max(marks.low, marks.high))
+            let offsets = try await withThrowingTaskGroup(of: (Int32, Int64).self) { group in
+                for partition in 0..<outcomePartitions {
+                    group.addTask {
+                        let outcomes = TopicPartition(topic: topics.outcomes, partition: partition)
+                        let marks = try await admin.watermarks(outcomes)
+                        return (partition, try await probe.firstOffset(
+                            timestampAtOrAfter: milliseconds, in: outcomes, within: marks.low..<max(marks.low, marks.high)))
+                    }
+                }
+                return try await group.reduce(into: [Int32: Int64]()) { $0[$1.0] = $1.1 }
             }
             return LedgerRestoreStart(
                 offsets: offsets,
