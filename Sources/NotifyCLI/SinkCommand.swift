@@ -109,7 +109,8 @@ struct SinkCommand: AsyncParsableCommand {
         client.statistics = shell.metrics.kafkaStatistics
         let runtimeConfiguration = SinkRuntimeConfiguration(
             kafka: client, groupId: group, retry: RetryPolicy(maxAttempts: maxAttempts), maxInFlight: maxInFlight,
-            clusterCheckInterval: settings.probes.checkInterval, observer: observer)
+            clusterCheckInterval: settings.probes.checkInterval, ledgerRestoreMargin: settings.sink.ledgerRestoreMargin,
+            observer: observer)
         switch kind {
         case .apns:
             let token = try APNsProviderToken(

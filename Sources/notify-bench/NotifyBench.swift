@@ -14,6 +14,7 @@ struct NotifyBench: AsyncParsableCommand {
             SeedBenchmarkInput.self,
             BuilderBenchmark.self,
             SinkBenchmark.self,
+            LedgerRestoreBenchmark.self,
         ]
     )
 }

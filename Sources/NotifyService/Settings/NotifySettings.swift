@@ -93,6 +93,8 @@ public struct NotifySettings: Sendable, Hashable {
         public var retryBaseDelay: Duration
         public var retryMaxDelay: Duration
         public var requestTimeout: Duration
+        /// `sink.ledgerRestoreMargin`
+        public var ledgerRestoreMargin: Duration
         public var caFile: String?
         public var apns: APNs
         public var fcm: FCM
@@ -150,7 +152,8 @@ public struct NotifySettings: Sendable, Hashable {
         sink = Sink(
             concurrency: read.integer("sink.concurrency"), maxAttempts: read.integer("sink.maxAttempts"),
             retryBaseDelay: read.duration("sink.retryBaseDelay"), retryMaxDelay: read.duration("sink.retryMaxDelay"),
-            requestTimeout: read.duration("sink.requestTimeout"), caFile: read.text("sink.caFile"),
+            requestTimeout: read.duration("sink.requestTimeout"), ledgerRestoreMargin: read.duration("sink.ledgerRestoreMargin"),
+            caFile: read.text("sink.caFile"),
             apns: .init(
                 endpoint: read.text("sink.apns.endpoint")!, keyFile: read.text("sink.apns.keyFile"),
                 keyId: read.text("sink.apns.keyId"), teamId: read.text("sink.apns.teamId"),

@@ -72,6 +72,8 @@ public enum SettingsCatalogue {
               "Longest delay between two attempts."),
         .init("sink.requestTimeout", .seconds(0.01...300), default: .seconds(10),
               "Time allowed for one request to a push service or webhook."),
+        .init("sink.ledgerRestoreMargin", .seconds(0...2_419_200), default: .seconds(3600),
+              "At start, a sink's ledger reads `notify.outcomes` from this long before the oldest command its group reads again (the record at its committed offsets on `notify.commands`, by timestamp), not the whole topic. Covers clocks that disagree and events stamped ahead of their processing; a new group (no committed offsets) reads the whole topic."),
         .init("sink.caFile", .filePath, flag: "--ca-file",
               "PEM file of extra certificate authorities to trust (TLS verification stays on)."),
         // APNs

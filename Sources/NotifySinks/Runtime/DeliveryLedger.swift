@@ -6,7 +6,8 @@ import Synchronization
 /// have an outcome (so none is delivered twice, also after a restart or a redelivery), the ones
 /// with only an `attempting` record (a sink stopped between sending them and reporting: they may
 /// have reached the device, so they go out again as replacements) and the tokens reported invalid
-/// (so nothing more goes to them).
+/// (so nothing more goes to them). At start it reads `notify.outcomes` from where
+/// ``LedgerRestoreStart`` finds, not from the topic's beginning.
 ///
 /// Entries are forgotten once no command they could concern can still be delivered: a command
 /// expires at most the longest TTL the platforms allow (rule 14) after its event, which came

@@ -76,14 +76,19 @@ public struct SinkRuntimeConfiguration: Sendable {
     public var clusterCheckInterval: Duration
     /// Who hears about readiness, outcomes and retries.
     public var observer: SinkObserver
+    /// How much earlier than the oldest command its group can read again the ledger's restore
+    /// begins on `notify.outcomes` (``SinkRuntime``): it allows for clocks that disagree, events
+    /// stamped ahead of their append and outcomes appended out of order. `nil`: the whole topic.
+    public var ledgerRestoreMargin: Duration?
 
     public init(
         kafka: KafkaClientConfiguration, groupId: String? = nil, topics: SinkTopics = SinkTopics(),
         retry: RetryPolicy = RetryPolicy(), maxInFlight: Int = 512, maxBuffered: Int = 20_000,
         storeInterval: Duration = .milliseconds(100), clusterCheckInterval: Duration = .seconds(2),
-        observer: SinkObserver = SinkObserver()
+        ledgerRestoreMargin: Duration? = .seconds(3600), observer: SinkObserver = SinkObserver()
     ) {
         self.observer = observer
+        self.ledgerRestoreMargin = ledgerRestoreMargin
         self.clusterCheckInterval = clusterCheckInterval
         self.kafka = kafka
         self.groupId = groupId
@@ -92,6 +97,11 @@ public struct SinkRuntimeConfiguration: Sendable {
         self.maxInFlight = maxInFlight
         self.maxBuffered = maxBuffered
         self.storeInterval = storeInterval
+    }
+
+    /// The consumer group of a sink of `kind`.
+    func group(ofKind kind: String) -> String {
+        groupId ?? "notify-sink-\(kind)"
     }
 }
 
@@ -102,6 +112,8 @@ public struct SinkRuntimeConfiguration: Sendable {
 ///   back only its own device;
 /// - a command id that already has an outcome from this kind (read back from `notify.outcomes`,
 ///   which is caught up before a newly assigned partition is processed) is not delivered again;
+///   the restore at start reads `notify.outcomes` from ``SinkRuntimeConfiguration/ledgerRestoreMargin``
+///   before the oldest command the group can read again, not the whole topic (`LedgerRestoreStart`);
 /// - before a command's first attempt, an `attempting` record is written to `notify.outcomes` and
 ///   acknowledged; a command that has one but no outcome (its sink died in between) is sent
 ///   again as a replacement (``Delivery/replacesEarlierAttempt``, ``SinkObserver/onReplacement``);
@@ -155,7 +167,9 @@ public final class SinkRuntime: Service, Sendable {
         // the producer's batch (`linger.ms`) is on every delivery's path: keep it short.
         let producer = try KafkaProducer(
             configuration: configuration.kafka, settings: KafkaProducerSettings(lingerMilliseconds: 3), logger: logger)
-        let follower = try await OutcomeFollower(kafka: configuration.kafka, topic: topics.outcomes, ledger: ledger, logger: logger)
+        let follower = try await OutcomeFollower(
+            kafka: configuration.kafka, topics: topics, group: configuration.group(ofKind: sink.kind),
+            restoreMargin: configuration.ledgerRestoreMargin, ledger: ledger, logger: logger)
         // Device workers live in several task groups: a group's finishing child is unlinked by a
         // walk over its children, so one group of ten thousand busy devices costs O(n) per worker.
         let workerShards = (0..<16).map { _ in AsyncStream.makeStream(of: DeviceKey.self) }
@@ -195,7 +209,7 @@ public final class SinkRuntime: Service, Sendable {
         )
         let consumer = try KafkaConsumer(
             configuration: KafkaConsumerConfiguration(
-                client: configuration.kafka, groupId: configuration.groupId ?? "notify-sink-\(sink.kind)", autoOffsetReset: .earliest
+                client: configuration.kafka, groupId: configuration.group(ofKind: sink.kind), autoOffsetReset: .earliest
             ),
             hooks: hooks,
             logger: logger
@@ -251,6 +265,23 @@ public final class SinkRuntime: Service, Sendable {
         }
         await producer.close()
         await sink.shutdown()
+    }
+
+    /// Restores the ledger of a sink of `kind` as ``run()`` does at start, without joining the
+    /// group or delivering anything, and reports what it read (for `notify-bench ledger-restore`).
+    public static func restoreLedger(
+        kind: String, configuration: SinkRuntimeConfiguration, logger: Logger
+    ) async throws -> LedgerRestoreReport {
+        let follower = try await OutcomeFollower(
+            kafka: configuration.kafka, topics: configuration.topics, group: configuration.group(ofKind: kind),
+            restoreMargin: configuration.ledgerRestoreMargin, ledger: DeliveryLedger(kind: kind), logger: logger)
+        return try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { try await follower.run() }
+            let report = await follower.restoreReport()
+            await follower.close()
+            try await group.waitForAll()
+            return report
+        }
     }
 
     private func read(consumer: KafkaConsumer, scheduler: DeliveryScheduler, delivery: DeliveryProcess) async throws {
