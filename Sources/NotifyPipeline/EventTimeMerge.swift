@@ -18,19 +18,19 @@ enum ProgressMark: Sendable, Hashable {
 
     static let header = "notify-mark"
 
-    /// Whether the readers must be told this mark when they were told `previous`, `elapsed` ago: an
-    /// idle mark moves on by itself at the wall clock's pace (readers add the time since they read
-    /// it), so an idle mark is news only when event time ran ahead of that (a burst, a backlog) by
-    /// more than ``announceTolerance``; any other mark when it changed.
-    func differs(from previous: ProgressMark, elapsed: Duration) -> Bool {
+    /// Whether the readers must be told this mark when they were told `previous`: an idle mark when
+    /// its time moved on by more than ``announceTolerance`` (readers in other instances do not move
+    /// it on by themselves: they cannot tell a quiet writer from a dead one, so a quiet writer says
+    /// again, at every interval, how far it has come); any other mark when it changed.
+    func differs(from previous: ProgressMark) -> Bool {
         switch (self, previous) {
-        case (.idle(let since), .idle(let before)): since.saturating(minus: before.saturating(plus: elapsed.milliseconds)) > Self.announceTolerance
+        case (.idle(let since), .idle(let before)): since.saturating(minus: before) > Self.announceTolerance
         case (.finished, .finished): false
         default: self != previous
         }
     }
 
-    /// How far (milliseconds) an idle mark may run ahead of what its readers make of the last one.
+    /// How far (milliseconds) an idle mark may move on before its readers are told again.
     static let announceTolerance: Int64 = 5
 
     /// `<task>:<milliseconds>`, `<task>:<milliseconds>+` or `<task>:max`.
@@ -237,23 +237,28 @@ struct EventTimeMerge<Input: Sendable>: Sendable {
             // Per writer, the later of what Kafka brought and what the writer, if it is local, says
             // now; `.min` for a writer not heard of yet.
             var writerFloors = [Int64](repeating: .min, count: Int(writers))
-            for (task, (mark, readAt)) in marks[topic] ?? [:] where task >= 0 && task < writers {
-                writerFloors[Int(task)] = writerFloor(of: mark, readAt: readAt, now: now)
+            for (task, (mark, _)) in marks[topic] ?? [:] where task >= 0 && task < writers {
+                writerFloors[Int(task)] = writerFloor(of: mark, alive: nil, now: now)
             }
             localMarks?.forEachMark(of: topic, partition: partition, seen: sequencesRead[topic] ?? [:]) { task, mark, madeAt in
                 guard task >= 0 && task < writers else { return }
-                writerFloors[Int(task)] = max(writerFloors[Int(task)], writerFloor(of: mark, readAt: madeAt, now: now))
+                writerFloors[Int(task)] = max(writerFloors[Int(task)], writerFloor(of: mark, alive: madeAt, now: now))
             }
             floor = min(floor, writerFloors.min() ?? .max)
         }
         return floor
     }
 
-    /// The earliest event time a writer with `mark` (read or made at `readAt`) can still bring.
-    private func writerFloor(of mark: ProgressMark, readAt: ContinuousClock.Instant, now: ContinuousClock.Instant) -> Int64 {
+    /// The earliest event time a writer with `mark` can still bring. An idle mark speaks of the time
+    /// it was made, less the lateness (a record may still reach the writer that late); it moves on
+    /// with the wall clock since `alive` only for a writer known to be alive then and since (a
+    /// local writer: its process is this one). A writer in another instance may have died just
+    /// after its mark: its task's next owner will write the records of the messages that came
+    /// meanwhile, and a floor that had moved on would have let later records go before them.
+    private func writerFloor(of mark: ProgressMark, alive: ContinuousClock.Instant?, now: ContinuousClock.Instant) -> Int64 {
         switch mark {
         case .at(let time): time
-        case .idle(let since): since.saturating(plus: (now - readAt).milliseconds).saturating(minus: lateness)
+        case .idle(let since): since.saturating(plus: alive.map { (now - $0).milliseconds } ?? 0).saturating(minus: lateness)
         case .finished: .max
         }
     }

@@ -46,7 +46,7 @@ actor StageRunner<Logic: StageLogic> {
     /// repartition topic (read by its own tasks) and, for stage 1, notify.fanout (read by stage 2).
     private let markTargets: [(topic: String, partitions: Int32)]
     /// The mark each task last sent to every partition of each target, and when, by topic and task.
-    private var announced: [String: [Int32: (mark: ProgressMark, at: ContinuousClock.Instant)]] = [:]
+    private var announced: [String: [Int32: ProgressMark]] = [:]
     /// Tasks given up, kept with the changelog position they were restored to, in case they come back.
     private var standby: [Int32: (task: PartitionTask<Logic>, changelogPosition: Int64)] = [:]
     private var changelogPositions: [Int32: Int64] = [:]
@@ -173,8 +173,8 @@ actor StageRunner<Logic: StageLogic> {
             for (partition, task) in tasks.sorted(by: { $0.key < $1.key }) {
                 let mark = task.progressMark(for: topic, logic: logic, instanceClock: clock, now: now)
                 merge.localMarks?.publish(mark, topic: topic, task: partition, at: now)
-                guard announced[topic]?[partition].map({ mark.differs(from: $0.mark, elapsed: now - $0.at) }) ?? true else { continue }
-                announced[topic, default: [:]][partition] = (mark, now)
+                guard announced[topic]?[partition].map({ mark.differs(from: $0) }) ?? true else { continue }
+                announced[topic, default: [:]][partition] = mark
                 headers.append(KafkaHeader(name: ProgressMark.header, value: mark.headerValue(task: partition)))
             }
             guard !headers.isEmpty else { continue }

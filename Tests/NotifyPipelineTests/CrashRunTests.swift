@@ -40,10 +40,11 @@ import Testing
             withKnownIssue("a crash mid-stream once repeated a command with other bytes (issue 22)", isIntermittent: true) {
                 checkRepeatsAreIdentical(live)
             }
-            // Three runs here: 13 to 67 of 3,960 commands differed from render only in their badge
-            // (one to three off, both ways), 6 to 16 devices saw messages in another order than
-            // render's, 1 device of 128 ended on a badge one below render's in two runs, and one
-            // command was missing in one run. No id ever carried two byte strings.
+            // Six runs at a lateness of 200 ms, with readers no longer moving a remote writer's idle
+            // mark on: render's bytes in four; 2 of 3,960 commands off by one badge in one (two
+            // messages 30 ms apart swapped as the killed instance's tasks were taken over); in the
+            // sixth, no command for three minutes (the wait above timed out). Recorded until the
+            // cause is found.
             try withKnownIssue("a crash mid-stream still changes some badges and orders (issue 22)", isIntermittent: true) {
                 try checkAgainstReference(live, expected: expected)
             }
