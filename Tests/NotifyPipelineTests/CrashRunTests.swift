@@ -30,9 +30,19 @@ import Testing
             let third = try PipelineProcess(broker: broker, group: group, arguments: arguments)
             defer { third.kill() }
             try await feeding.value
-            _ = try await readCommands(from: broker, timeout: .seconds(180)) { Set($0.compactMap(\.messageId)).count >= messages.count }
-            try await waitUntilCommitted(group: group, broker: broker)
-            let live = try await readCommands(from: broker) { $0.count >= expected.count }
+            let live: [NotificationCommand]
+            do {
+                _ = try await readCommands(from: broker, timeout: .seconds(180)) { Set($0.compactMap(\.messageId)).count >= messages.count }
+                try await waitUntilCommitted(group: group, broker: broker)
+                live = try await readCommands(from: broker) { $0.count >= expected.count }
+            } catch let timeout as TestTimeout {
+                // Twice in nine runs on 2026-11-24 the commands of the stream's last messages did not
+                // come (once none for three minutes). Recorded, and what came is still compared below.
+                withKnownIssue("a crash mid-stream sometimes loses the commands of the stream's end (issue 22)", isIntermittent: true) {
+                    Issue.record(timeout)
+                }
+                live = try await readToEnd(Topic.commands, from: broker).map { try JSONDecoder().decode(NotificationCommand.self, from: Data($0.value)) }
+            }
             await second.stop(with: SIGTERM)
             await third.stop(with: SIGTERM)
             // Seen once in six runs (with pipeline.lateness at 5 ms): one command id went out twice
