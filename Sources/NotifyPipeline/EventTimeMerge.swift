@@ -107,7 +107,7 @@ struct EventTimeMerge<Input: Sendable>: Sendable {
     /// Input name (topic, or topic and partition for an input every task reads) → where it stands.
     private(set) var sources: [String: Source] = [:]
     /// Marked topic → writing task → its latest mark, and when it was read.
-    private(set) var marks: [String: [Int32: (mark: ProgressMark, readAt: ContinuousClock.Instant)]] = [:]
+    private(set) var marks: [String: [Int32: (mark: ProgressMark, readAt: ContinuousClock.Instant, local: Bool)]] = [:]
     /// The inputs whose floor is the marks of the tasks that write them (notify.fanout: the stage-1
     /// tasks; a repartition topic: the tasks of the stage itself), with how many tasks write each.
     let markedTopics: [String: Int32]
@@ -166,10 +166,10 @@ struct EventTimeMerge<Input: Sendable>: Sendable {
         }
     }
 
-    /// Notes the mark of a task writing `topic`.
-    mutating func noteMark(topic: String, task: Int32, _ mark: ProgressMark, now: ContinuousClock.Instant) {
+    /// Notes the mark of a task writing `topic`; `local`: read from a record this instance wrote.
+    mutating func noteMark(topic: String, task: Int32, _ mark: ProgressMark, local: Bool = false, now: ContinuousClock.Instant) {
         guard markedTopics[topic] != nil else { return }
-        marks[topic, default: [:]][task] = (mark, now)
+        marks[topic, default: [:]][task] = (mark, now, local)
     }
 
     /// Notes a record of `topic` written by `task` of this instance, with its sequence number.
@@ -187,7 +187,7 @@ struct EventTimeMerge<Input: Sendable>: Sendable {
             clock = max(clock ?? .min, latest.saturating(plus: (now - source.readAt).milliseconds))
         }
         for writers in marks.values {
-            for (mark, readAt) in writers.values {
+            for (mark, readAt, _) in writers.values {
                 switch mark {
                 case .at(let time): clock = max(clock ?? .min, time)
                 case .idle(let since): clock = max(clock ?? .min, since.saturating(plus: (now - readAt).milliseconds))
@@ -237,8 +237,10 @@ struct EventTimeMerge<Input: Sendable>: Sendable {
             // Per writer, the later of what Kafka brought and what the writer, if it is local, says
             // now; `.min` for a writer not heard of yet.
             var writerFloors = [Int64](repeating: .min, count: Int(writers))
-            for (task, (mark, _)) in marks[topic] ?? [:] where task >= 0 && task < writers {
-                writerFloors[Int(task)] = writerFloor(of: mark, alive: nil, now: now)
+            for (task, heard) in marks[topic] ?? [:] where task >= 0 && task < writers {
+                // A mark this instance wrote, of a task it still holds, moves on with the clock.
+                let alive = heard.local && localMarks?.holds(topic: topic, task: task) == true
+                writerFloors[Int(task)] = writerFloor(of: heard.mark, alive: alive ? heard.readAt : nil, now: now)
             }
             localMarks?.forEachMark(of: topic, partition: partition, seen: sequencesRead[topic] ?? [:]) { task, mark, madeAt in
                 guard task >= 0 && task < writers else { return }
@@ -252,7 +254,8 @@ struct EventTimeMerge<Input: Sendable>: Sendable {
     /// The earliest event time a writer with `mark` can still bring. An idle mark speaks of the time
     /// it was made, less the lateness (a record may still reach the writer that late); it moves on
     /// with the wall clock since `alive` only for a writer known to be alive then and since (a
-    /// local writer: its process is this one). A writer in another instance may have died just
+    /// local writer that still holds its task: its process is this one). A writer in another
+    /// instance may have died just
     /// after its mark: its task's next owner will write the records of the messages that came
     /// meanwhile, and a floor that had moved on would have let later records go before them.
     private func writerFloor(of mark: ProgressMark, alive: ContinuousClock.Instant?, now: ContinuousClock.Instant) -> Int64 {

@@ -83,7 +83,17 @@ final class LocalProgressBoard: Sendable {
         }
     }
 
-    /// The sequence number of a record written by a task of this board, if it is one.
+    /// Whether `task`, writing `topic`, is this instance's now (it published a mark and was not
+    /// given up since).
+    func holds(topic: String, task: Int32) -> Bool {
+        writers.withLock { $0[topic]?[task]?.madeAt != nil }
+    }
+
+    /// The ``header`` of a mark record this board's instance sends: its token, and no sequence
+    /// number (0: mark records are not numbered).
+    var markRecordHeader: KafkaHeader { KafkaHeader(name: Self.header, string: "\(token):0") }
+
+    /// The sequence number of a record written by a task of this board (0 for a mark record), if it is one.
     func sequence(of record: KafkaRecord) -> Int64? {
         guard let value = record.headers.string(for: Self.header), let colon = value.lastIndex(of: ":"),
               value[..<colon] == token else { return nil }

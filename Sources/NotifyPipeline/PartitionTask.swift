@@ -175,8 +175,9 @@ struct PartitionTask<Logic: StageLogic>: Sendable {
             if !(record.value.isEmpty && !marks.isEmpty), let input = decode(record, logic: logic, limits: limits, into: &output) {
                 merge.add(input, source: record.topic, now: now)
             }
-            for (task, mark) in marks { merge.noteMark(topic: record.topic, task: task, mark, now: now) }
-            if let (task, _) = marks.first, let sequence = merge.localMarks?.sequence(of: record) {
+            let sequence = marks.isEmpty ? nil : merge.localMarks?.sequence(of: record)
+            for (task, mark) in marks { merge.noteMark(topic: record.topic, task: task, mark, local: sequence != nil, now: now) }
+            if let (task, _) = marks.first, let sequence {
                 merge.noteSequence(topic: record.topic, task: task, sequence)
             }
         }

@@ -178,6 +178,7 @@ actor StageRunner<Logic: StageLogic> {
                 headers.append(KafkaHeader(name: ProgressMark.header, value: mark.headerValue(task: partition)))
             }
             guard !headers.isEmpty else { continue }
+            if let board = merge.localMarks { headers.append(board.markRecordHeader) }
             for target in 0..<partitions {
                 output.records.append(OutgoingRecord(topic: topic, key: nil, value: [], headers: headers, partition: target))
             }

@@ -56,6 +56,19 @@ import Testing
         #expect(merge.floor(now: heard + .seconds(2)) == 3_010)
     }
 
+    /// A mark read from a record this instance wrote moves on with the clock while the instance
+    /// holds the writer's task, and stops when the task is given up (its next owner may be elsewhere).
+    @Test func aMarkThisInstanceWroteMovesOnWhileItHoldsTheTask() throws {
+        let board = LocalProgressBoard()
+        var merge = EventTimeMerge<Int>(markedTopics: ["marked": 1], lateness: 10, maximumWait: .seconds(30), localMarks: board)
+        let heard = ContinuousClock.now
+        board.publish(.idle(since: 1_000), topic: "marked", task: 0, at: heard)
+        merge.noteMark(topic: "marked", task: 0, .idle(since: 1_000), local: true, now: heard)
+        #expect(merge.floor(now: heard + .seconds(2)) == 2_990)
+        board.remove(tasks: [0])
+        #expect(merge.floor(now: heard + .seconds(2)) == 990)
+    }
+
     /// A task just assigned tells its readers nothing until the consumer says where its inputs stand,
     /// though its restored tables are recent and the instance's clock is at the present: it may be
     /// about to read (and write again) records from long before.
