@@ -330,10 +330,21 @@ struct EventTimeMerge<Input: Sendable>: Sendable {
     /// The lowest input offset of each topic still buffered (offsets are not committed past them).
     func oldestOffsets() -> [String: Int64] {
         var oldest: [String: Int64] = [:]
-        func note(_ record: KafkaRecord) {
-            if record.offset < oldest[record.topic] ?? .max { oldest[record.topic] = record.offset }
+        for case let arrival? in arrivals where arrival.input.record.offset < oldest[arrival.input.record.topic] ?? .max {
+            oldest[arrival.input.record.topic] = arrival.input.record.offset
         }
-        for case let arrival? in arrivals { note(arrival.input.record) }
+        return oldest
+    }
+
+    /// The lowest offset still buffered of each key and topic of the task's own partition: the merge
+    /// folds in event-time order, so a key may have folded a record at a later offset than one of its
+    /// records still here.
+    func oldestOffsetsByKey() -> [String: [String: Int64]] {
+        var oldest: [String: [String: Int64]] = [:]
+        for case let arrival? in arrivals where arrival.input.partitioned {
+            let (key, record) = (arrival.input.event.key, arrival.input.record)
+            if record.offset < oldest[key]?[record.topic] ?? .max { oldest[key, default: [:]][record.topic] = record.offset }
+        }
         return oldest
     }
 }

@@ -136,6 +136,8 @@ struct PartitionTask<Logic: StageLogic>: Sendable {
     /// inputs are read again from the group's commit, and its next owner's changes since are in
     /// the changelog.
     mutating func resume(with merge: EventTimeMerge<Logic.Input>) {
+        // The records the old merge holds are read again: none may count as applied.
+        progress = appliedOffsets(of: progress.keys)
         self.merge = merge
         self.merge.partition = partition
         anchor = nil
@@ -403,7 +405,9 @@ struct PartitionTask<Logic: StageLogic>: Sendable {
         }
         if decoded.partitioned {
             // Bookkeeping of this partition's own input (not of records every task hears).
-            progress[event.key, default: KeyProgress()].applied[record.topic] = record.offset
+            // The highest: records are folded in event-time order, not in the order of their offsets.
+            let applied = progress[event.key]?.applied[record.topic] ?? .min
+            progress[event.key, default: KeyProgress()].applied[record.topic] = max(applied, record.offset)
             touched.insert(event.key)
         }
         if let id = logic.waitingId(of: event), logic.waiting(in: state, key: event.key).contains(id) {
@@ -433,6 +437,22 @@ struct PartitionTask<Logic: StageLogic>: Sendable {
         unsaved.formUnion(touched)
     }
 
+    /// What `keys` have applied, as a restart may skip it: each offset lowered below the key's oldest
+    /// record still in the merge (read, not folded: a restart reads it again and must fold it), and
+    /// dropped when that leaves nothing below.
+    private func appliedOffsets(of keys: some Sequence<String>) -> [String: KeyProgress] {
+        let buffered = merge.oldestOffsetsByKey()
+        var result: [String: KeyProgress] = [:]
+        for key in keys {
+            guard var applied = progress[key]?.applied else { continue }
+            for (topic, oldest) in buffered[key] ?? [:] where applied[topic].map({ $0 >= oldest }) == true {
+                applied[topic] = oldest > 0 ? oldest - 1 : nil
+            }
+            result[key] = KeyProgress(applied: applied)
+        }
+        return result
+    }
+
     /// The changelog of the keys changed since the last save (one record per key, however
     /// often it changed) and the offsets it makes safe to commit, unless the last save gave
     /// them already: below the oldest record still waiting or buffered.
@@ -441,7 +461,7 @@ struct PartitionTask<Logic: StageLogic>: Sendable {
         if !unsaved.isEmpty {
             // Copies of the state and bookkeeping as they are now (copy-on-write: the next fold
             // copies what it changes), encoded later.
-            let (keys, state, progress, partition) = (unsaved.sorted(), state, progress, partition)
+            let (keys, state, progress, partition) = (unsaved.sorted(), state, appliedOffsets(of: unsaved), partition)
             output.changelog.append(ChangelogSnapshot {
                 keys.map { key in
                     let value = ChangelogValue(entry: logic.snapshot(state, key: key), applied: progress[key]?.applied ?? [:],
@@ -474,7 +494,8 @@ struct PartitionTask<Logic: StageLogic>: Sendable {
 /// (see ``ChangelogValue``), so input read again after a restart is not applied twice. (An event that
 /// comes again at another offset is the core's to recognise: see ``RecentEventIds``.)
 struct KeyProgress: Sendable {
-    /// Input topic → offset of the last record applied.
+    /// Input topic → the highest offset of a record of the key applied (in a changelog record: the
+    /// offset up to which every record of the key has been applied; see ``PartitionTask/save(logic:)``).
     var applied: [String: Int64] = [:]
 }
 
