@@ -29,18 +29,21 @@ import Testing
             await first.stop(with: SIGKILL)
             let third = try PipelineProcess(broker: broker, group: group, arguments: arguments)
             defer { third.kill() }
-            try await feeding.value
+            let feedBehind = try await feeding.value
             let live: [NotificationCommand]
+            var stalled = false
             do {
                 _ = try await readCommands(from: broker, timeout: .seconds(180)) { Set($0.compactMap(\.messageId)).count >= messages.count }
                 try await waitUntilCommitted(group: group, broker: broker)
                 live = try await readCommands(from: broker) { $0.count >= expected.count }
             } catch let timeout as TestTimeout {
-                // Twice in nine runs on 2026-11-24 the commands of the stream's last messages did not
-                // come (once none for three minutes). Recorded, and what came is still compared below.
+                // Twice in fifteen runs on 2026-11-24 commands near the stream's end did not come: once
+                // none for three minutes (cause not found), once two, skipped after a takeover as
+                // applied (fixed in 03f923d). Recorded, and what came is still compared below.
                 withKnownIssue("a crash mid-stream sometimes loses the commands of the stream's end (issue 22)", isIntermittent: true) {
                     Issue.record(timeout)
                 }
+                stalled = true
                 live = try await readToEnd(Topic.commands, from: broker).map { try JSONDecoder().decode(NotificationCommand.self, from: Data($0.value)) }
             }
             await second.stop(with: SIGTERM)
@@ -50,13 +53,16 @@ import Testing
             withKnownIssue("a crash mid-stream once repeated a command with other bytes (issue 22)", isIntermittent: true) {
                 checkRepeatsAreIdentical(live)
             }
-            // Six runs at a lateness of 200 ms, with readers no longer moving a remote writer's idle
-            // mark on: render's bytes in four; 2 of 3,960 commands off by one badge in one (two
-            // messages 30 ms apart swapped as the killed instance's tasks were taken over); in the
-            // sixth, no command for three minutes (the wait above timed out). Recorded until the
-            // cause is found.
-            try withKnownIssue("a crash mid-stream still changes some badges and orders (issue 22)", isIntermittent: true) {
+            // The order is promised for records that reach Kafka within the lateness of those before
+            // them. The feed's slices did until it was late itself (a producer per slice, each record
+            // awaited in turn: 12.8 s behind in 20 s); then two messages 20 to 40 ms apart came out
+            // swapped on one device in some runs, before the kill as well as after.
+            if feedBehind < processLateness && !stalled {
                 try checkAgainstReference(live, expected: expected)
+            } else {
+                withKnownIssue("the feed ran \(feedBehind) behind its schedule (pipeline.lateness: \(processLateness)), or the stream stalled", isIntermittent: true) {
+                    try checkAgainstReference(live, expected: expected)
+                }
             }
         }
     }

@@ -48,24 +48,35 @@ struct GroupChats {
 /// murmur2 partitioner, `at` as the record timestamp), as a backlog or a catch-up looks to the pipeline.
 func produceBurst(_ events: [ScenarioEvent], to broker: EmbeddedBroker) async throws {
     let producer = try KafkaProducer(configuration: client(broker), logger: testLogger)
-    let records = try events.map { event in
-        let decoded = try InputEvent.decode(topic: event.topic, value: Array(event.json.utf8))
-        return OutgoingRecord(topic: event.topic, key: Array(decoded.key.utf8), value: Array(event.json.utf8),
-                              timestampMilliseconds: decoded.at.milliseconds)
-    }
-    _ = try await producer.send(records)
+    _ = try await producer.send(try events.map(outgoingRecord))
     await producer.close()
 }
 
 /// Produces `events` at about `perSecond` a second, in slices every 100 ms (so the rate holds on a
-/// busy machine), as a live backend does.
-func feed(_ events: [ScenarioEvent], to broker: EmbeddedBroker, perSecond: Int) async throws {
+/// busy machine), each slice in one send of one producer, as a live backend does. Returns how far
+/// behind its schedule the latest slice was acknowledged: a slice that late reached Kafka that much
+/// after the slices before it, whose messages' times it follows (past `pipeline.lateness`, the
+/// order is no longer promised). A producer per slice, each record awaited in turn, once fell
+/// 12.8 s behind in 20 s, and the messages' times fell behind the wall clock with it.
+@discardableResult
+func feed(_ events: [ScenarioEvent], to broker: EmbeddedBroker, perSecond: Int) async throws -> Duration {
+    let producer = try KafkaProducer(configuration: client(broker), logger: testLogger)
     let slice = max(1, perSecond / 10)
     let start = ContinuousClock.now
-    for (number, first) in stride(from: 0, to: events.count, by: slice).enumerated() {
-        try await Task.sleep(until: start + .milliseconds(100 * number))
-        try await produce(Array(events[first..<min(events.count, first + slice)]), to: broker)
+    var behind = Duration.zero
+    do {
+        for (number, first) in stride(from: 0, to: events.count, by: slice).enumerated() {
+            let due = start + .milliseconds(100 * number)
+            try await Task.sleep(until: due)
+            _ = try await producer.send(try events[first..<min(events.count, first + slice)].map(outgoingRecord))
+            behind = max(behind, .now - due)
+        }
+    } catch {
+        await producer.close()
+        throw error
     }
+    await producer.close()
+    return behind
 }
 
 /// Waits until the pipeline group `group` has committed every record of the stages' streams
@@ -191,8 +202,11 @@ func messageTimes(_ events: [ScenarioEvent]) throws -> [String: Int64] {
 func settingArguments(_ configuration: CoreConfiguration) -> [String] {
     ["--set", "pipeline.backgroundPushInterval=\(Double(configuration.backgroundPushIntervalMilliseconds) / 1000)",
      "--set", "pipeline.identityWait=\(Double(configuration.identityWaitMilliseconds) / 1000)",
-     "--set", "pipeline.lateness=0.2"]
+     "--set", "pipeline.lateness=\(Double(processLateness.milliseconds) / 1000)"]
 }
+
+/// The `pipeline.lateness` of the processes ``settingArguments(_:)`` configures.
+let processLateness = Duration.milliseconds(200)
 
 /// A TCP port nobody listens on now (for a process's `--http-listen`).
 func unusedPort() throws -> Int {

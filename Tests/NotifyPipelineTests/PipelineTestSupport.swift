@@ -67,12 +67,16 @@ func produce(_ events: [ScenarioEvent], to broker: EmbeddedBroker, spacing: Dura
     let producer = try KafkaProducer(configuration: client(broker), logger: testLogger)
     for event in events {
         if spacing > .zero { try await Task.sleep(for: spacing) }
-        let decoded = try InputEvent.decode(topic: event.topic, value: Array(event.json.utf8))
-        _ = try await producer.send(OutgoingRecord(
-            topic: event.topic, key: Array(decoded.key.utf8), value: Array(event.json.utf8),
-            timestampMilliseconds: decoded.at.milliseconds))
+        _ = try await producer.send(try outgoingRecord(event))
     }
     await producer.close()
+}
+
+/// `event` as a users' producer writes it: keyed by its key, with its `at` as the record timestamp.
+func outgoingRecord(_ event: ScenarioEvent) throws -> OutgoingRecord {
+    let decoded = try InputEvent.decode(topic: event.topic, value: Array(event.json.utf8))
+    return OutgoingRecord(topic: event.topic, key: Array(decoded.key.utf8), value: Array(event.json.utf8),
+                          timestampMilliseconds: decoded.at.milliseconds)
 }
 
 /// Produces raw records (for bad input); returns where each went.
