@@ -6,7 +6,8 @@
 #     passthrough rate), then p50/p99 latency at 10,000 messages/s offered
 #     (target p99 <= 30 ms);
 #     then, RUNS times each on fresh brokers, the pipeline with tables changing as messages flow,
-#     well partitioned and with 20% of the table records misplaced (forwarded by the pipeline);
+#     well partitioned and with 20% of the table records misplaced (forwarded by the pipeline),
+#     and what checking a record's partition costs a well-partitioned one;
 #  3. pipeline floor: the pipeline's record operations alone (feed, two hops
 #     of consume and produce) done by librdkafka from C, with no JSON, state or
 #     changelogs, RUNS times, median: what the pipeline could reach on this
@@ -102,6 +103,7 @@ p=$(sed -nE 's/^pipeline: .* = ([0-9]+) messages\/s.*/\1/p' "$log.pipeline")
 # their key gives (forwarded through notify.route-repartition): RUNS times each, alternating which
 # goes first, each on a fresh broker (a run's new groups would read the history of the runs before).
 well_rates=()
+well_cpu=()
 misplaced_rates=()
 run_tables() {
   stop_broker
@@ -111,7 +113,12 @@ run_tables() {
   line=$(grep '^pipeline: [0-9]* messages' "$log.pipeline")
   echo "run $run, $2: $line"
   rate=$(sed -nE 's/^pipeline: .* = ([0-9]+) messages\/s.*/\1/p' <<<"$line")
-  if [ "$2" = well ]; then well_rates+=("$rate"); else misplaced_rates+=("$rate"); fi
+  if [ "$2" = well ]; then
+    well_rates+=("$rate")
+    well_cpu+=("$(sed -nE 's/.* = ([0-9]+) µs per message.*/\1/p' <<<"$line")")
+  else
+    misplaced_rates+=("$rate")
+  fi
 }
 for run in $(seq "$runs"); do
   if (( run % 2 )); then run_tables 0 well; run_tables 0.2 misplaced; else run_tables 0.2 misplaced; run_tables 0 well; fi
@@ -119,6 +126,14 @@ done
 w=$(median "${well_rates[@]}")
 m=$(median "${misplaced_rates[@]}")
 echo "median: tables changing, well partitioned $w messages/s, 20% misplaced $m messages/s, misplaced/well = $(ratio "$m" "$w")"
+# What telling misplaced records apart costs a well-partitioned one (it takes no extra hop): the
+# check of every record of a users' producer against murmur2 of its key, on one core, beside the
+# pipeline's CPU per message (process CPU, both stages and the feeding producer) in the well-partitioned runs.
+check=$("$bin/notify-bench" partition-check)
+echo "$check"
+ns=$(sed -nE 's/.* = ([0-9.]+) ns per record.*/\1/p' <<<"$check")
+us=$(median "${well_cpu[@]}")
+echo "partition check per well-partitioned record / pipeline CPU per message = $ns ns / $us µs = $(awk -v n="$ns" -v u="$us" 'BEGIN { printf "%.2f%%", 100 * n / (u * 1000) }') (the check alone: the marks and fetches of the repartition topics are not in it)"
 
 # The floor gets a broker of its own: its runs leave about 900 MB of records in the mock cluster,
 # and a pipeline run after them on the same broker was slower in one of two checks.

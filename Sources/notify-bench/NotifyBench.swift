@@ -15,6 +15,7 @@ struct NotifyBench: AsyncParsableCommand {
             BuilderBenchmark.self,
             SinkBenchmark.self,
             LedgerRestoreBenchmark.self,
+            PartitionCheckBenchmark.self,
         ]
     )
 }
