@@ -124,9 +124,6 @@ final class NotifyProcess: Sendable {
         return (ContinuousClock.now - started, process.terminationStatus)
     }
 
-    /// When the process exited, if it has (as its termination handler saw it).
-    var exitedAt: ContinuousClock.Instant? { events.exited.withLock { $0 } }
-
     /// Waits for the process to end by itself and returns its status.
     func exitStatus(timeout: Duration = .seconds(60)) async throws -> Int32 {
         let started = ContinuousClock.now
