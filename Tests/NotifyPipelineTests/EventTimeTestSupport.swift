@@ -137,7 +137,8 @@ func checkAgainstReference(_ commands: [NotificationCommand], expected: [Notific
     let differing = expectedBytes.filter { bytesById[$0.key] != nil && bytesById[$0.key] != $0.value }
     #expect(differing.isEmpty, """
         \(differing.count) of \(expectedBytes.count) commands differ from render, e.g. \
-        \(differing.prefix(3).map { "\(summary(String(decoding: bytesById[$0.key]!, as: UTF8.self))) instead of \(summary(String(decoding: $0.value, as: UTF8.self)))" })
+        \(differing.prefix(3).map { "\(summary(String(decoding: bytesById[$0.key]!, as: UTF8.self))) instead of \(summary(String(decoding: $0.value, as: UTF8.self)))" }); \
+        the first whole: \(differing.first.map { "\(String(decoding: bytesById[$0.key]!, as: UTF8.self)) instead of \(String(decoding: $0.value, as: UTF8.self))" } ?? "")
         """)
 
     let expectedByDevice = Dictionary(grouping: expected, by: \.recipient.deviceId)
