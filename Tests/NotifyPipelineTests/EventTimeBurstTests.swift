@@ -76,8 +76,11 @@ import Testing
             _ = checkRepeatsAreIdentical(live)
             // Passed in 3 of the 5 runs made on 2026-11-24; in the other two 3,561 and 3,044 of 4,000
             // commands differed from render (device inversions such as wm310 before wm299, across
-            // conversations); in a later run all 4,000 differed in bytes other than their id, device
-            // and badge. Recorded, not hidden, until the cause is found.
+            // conversations); in the three runs of a later evening all 4,000 differed: every sender
+            // unresolved (identityResolved false, the user id for a name). The burst comes while the
+            // processes start, and the identity follower tells the tasks nothing about chat.identities
+            // until it has read records, so nothing holds the messages for the identities; the
+            // identity wait then ends in the burst's event time first. Recorded until fixed.
             try withKnownIssue("a burst through three processes with a kill sometimes folds out of event-time order (issue 22)",
                                isIntermittent: true) {
                 try checkAgainstReference(live, expected: expected)
