@@ -255,9 +255,9 @@ struct EventTimeMerge<Input: Sendable>: Sendable {
     /// it was made, less the lateness (a record may still reach the writer that late); it moves on
     /// with the wall clock since `alive` only for a writer known to be alive then and since (a
     /// local writer that still holds its task: its process is this one). A writer in another
-    /// instance may have died just
-    /// after its mark: its task's next owner will write the records of the messages that came
-    /// meanwhile, and a floor that had moved on would have let later records go before them.
+    /// instance may have died just after its mark: its task's next owner will write the records of
+    /// the messages that came meanwhile, and a floor that had moved on would have let later records
+    /// go before them.
     private func writerFloor(of mark: ProgressMark, alive: ContinuousClock.Instant?, now: ContinuousClock.Instant) -> Int64 {
         switch mark {
         case .at(let time): time
