@@ -327,23 +327,24 @@ struct EventTimeMerge<Input: Sendable>: Sendable {
         return released
     }
 
-    /// The lowest input offset of each topic still buffered (offsets are not committed past them).
-    func oldestOffsets() -> [String: Int64] {
-        var oldest: [String: Int64] = [:]
-        for case let arrival? in arrivals where arrival.input.record.offset < oldest[arrival.input.record.topic] ?? .max {
-            oldest[arrival.input.record.topic] = arrival.input.record.offset
-        }
-        return oldest
+    /// Where the records still buffered start, found in one pass.
+    struct BufferedOffsets: Sendable {
+        /// The lowest offset of each topic (offsets are not committed past them).
+        var byTopic: [String: Int64] = [:]
+        /// The lowest offset of each key and topic of the task's own partition: the merge folds in
+        /// event-time order, so a key may have folded a record at a later offset than one still here.
+        var byKey: [String: [String: Int64]] = [:]
     }
 
-    /// The lowest offset still buffered of each key and topic of the task's own partition: the merge
-    /// folds in event-time order, so a key may have folded a record at a later offset than one of its
-    /// records still here.
-    func oldestOffsetsByKey() -> [String: [String: Int64]] {
-        var oldest: [String: [String: Int64]] = [:]
-        for case let arrival? in arrivals where arrival.input.partitioned {
-            let (key, record) = (arrival.input.event.key, arrival.input.record)
-            if record.offset < oldest[key]?[record.topic] ?? .max { oldest[key, default: [:]][record.topic] = record.offset }
+    /// The lowest offsets still buffered, by topic and by key.
+    func bufferedOffsets() -> BufferedOffsets {
+        var oldest = BufferedOffsets()
+        for case let arrival? in arrivals {
+            let record = arrival.input.record
+            if record.offset < oldest.byTopic[record.topic] ?? .max { oldest.byTopic[record.topic] = record.offset }
+            guard arrival.input.partitioned else { continue }
+            let key = arrival.input.event.key
+            if record.offset < oldest.byKey[key]?[record.topic] ?? .max { oldest.byKey[key, default: [:]][record.topic] = record.offset }
         }
         return oldest
     }

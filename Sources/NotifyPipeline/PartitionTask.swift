@@ -137,7 +137,7 @@ struct PartitionTask<Logic: StageLogic>: Sendable {
     /// the changelog.
     mutating func resume(with merge: EventTimeMerge<Logic.Input>) {
         // The records the old merge holds are read again: none may count as applied.
-        progress = appliedOffsets(of: progress.keys)
+        progress = appliedOffsets(of: progress.keys, buffered: self.merge.bufferedOffsets())
         self.merge = merge
         self.merge.partition = partition
         anchor = nil
@@ -440,12 +440,13 @@ struct PartitionTask<Logic: StageLogic>: Sendable {
     /// What `keys` have applied, as a restart may skip it: each offset lowered below the key's oldest
     /// record still in the merge (read, not folded: a restart reads it again and must fold it), and
     /// dropped when that leaves nothing below.
-    private func appliedOffsets(of keys: some Sequence<String>) -> [String: KeyProgress] {
-        let buffered = merge.oldestOffsetsByKey()
+    private func appliedOffsets(
+        of keys: some Sequence<String>, buffered: EventTimeMerge<Logic.Input>.BufferedOffsets
+    ) -> [String: KeyProgress] {
         var result: [String: KeyProgress] = [:]
         for key in keys {
             guard var applied = progress[key]?.applied else { continue }
-            for (topic, oldest) in buffered[key] ?? [:] where applied[topic].map({ $0 >= oldest }) == true {
+            for (topic, oldest) in buffered.byKey[key] ?? [:] where applied[topic].map({ $0 >= oldest }) == true {
                 applied[topic] = oldest > 0 ? oldest - 1 : nil
             }
             result[key] = KeyProgress(applied: applied)
@@ -458,10 +459,11 @@ struct PartitionTask<Logic: StageLogic>: Sendable {
     /// them already: below the oldest record still waiting or buffered.
     mutating func save(logic: Logic) -> TaskOutput {
         var output = TaskOutput()
+        let buffered = merge.bufferedOffsets()
         if !unsaved.isEmpty {
             // Copies of the state and bookkeeping as they are now (copy-on-write: the next fold
             // copies what it changes), encoded later.
-            let (keys, state, progress, partition) = (unsaved.sorted(), state, appliedOffsets(of: unsaved), partition)
+            let (keys, state, progress, partition) = (unsaved.sorted(), state, appliedOffsets(of: unsaved, buffered: buffered), partition)
             output.changelog.append(ChangelogSnapshot {
                 keys.map { key in
                     let value = ChangelogValue(entry: logic.snapshot(state, key: key), applied: progress[key]?.applied ?? [:],
@@ -475,7 +477,7 @@ struct PartitionTask<Logic: StageLogic>: Sendable {
         for position in waiting.values where position.offset < oldest[position.topic] ?? .max {
             oldest[position.topic] = position.offset
         }
-        for (topic, offset) in merge.oldestOffsets() where offset < oldest[topic] ?? .max {
+        for (topic, offset) in buffered.byTopic where offset < oldest[topic] ?? .max {
             oldest[topic] = offset
         }
         for (topic, next) in processed {
