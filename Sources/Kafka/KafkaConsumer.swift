@@ -109,12 +109,19 @@ public final class KafkaConsumer: Sendable {
         if result != RD_KAFKA_RESP_ERR_NO_ERROR { throw KafkaError(result, context: "subscribe to \(topics)") }
     }
 
-    /// Reads exactly these partitions from these positions, outside any group rebalancing.
+    /// Reads exactly these partitions from these positions, outside any group rebalancing. A
+    /// partition given an exact offset has its ``lag()`` known from its first fetch on, also
+    /// when it brings no record.
     public func assign(_ partitions: [TopicPartition: KafkaOffset]) throws {
         let list = makePartitionList(partitions.map { ($0.key, $0.value.native) })
         defer { rd_kafka_topic_partition_list_destroy(list) }
         let result = try handle.use { rd_kafka_assign($0, list) }
         if result != RD_KAFKA_RESP_ERR_NO_ERROR { throw KafkaError(result, context: "assign") }
+        context.startOffsets.withLock { starts in
+            for (partition, offset) in partitions {
+                if case .offset(let start) = offset { starts[partition] = .some(start) }
+            }
+        }
     }
 
     /// The partitions this consumer reads now.

@@ -78,4 +78,27 @@ import Testing
             #expect(lag == total - handedOut)
         }
     }
+
+    /// A consumer assigned exact offsets knows its lag once the fetcher has seen the partition's
+    /// end, before any record comes (a follower of a quiet topic says it is read to its end).
+    @Test func isKnownForAnAssignedPartitionThatBringsNothing() async throws {
+        try await withEmbeddedBroker(topics: ["quiet": 1, "behind": 1]) { broker in
+            let producer = try KafkaProducer(configuration: clientConfiguration(broker), logger: testLogger)
+            _ = try await producer.send((0..<3).map { record("behind", key: "k", value: "\($0)") })
+            await producer.close()
+            let consumer = try KafkaConsumer(configuration: .init(client: clientConfiguration(broker), groupId: "assigned"), logger: testLogger)
+            let quiet = TopicPartition(topic: "quiet", partition: 0)
+            let behind = TopicPartition(topic: "behind", partition: 0)
+            try consumer.assign([quiet: .offset(0), behind: .offset(1)])
+            let deadline = ContinuousClock.now + .seconds(20)
+            var lag = try consumer.lag()
+            while lag.count < 2 && ContinuousClock.now < deadline {
+                try await Task.sleep(for: .milliseconds(20))
+                lag = try consumer.lag()
+            }
+            await consumer.close()
+            #expect(lag[quiet] == 0)
+            #expect(lag[behind] == 2)
+        }
+    }
 }
