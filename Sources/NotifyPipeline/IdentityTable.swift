@@ -46,26 +46,48 @@ struct IdentityTable: Sendable {
     }
 
     /// Follows the topic from `positions`, handing each batch of readable identity records to `deliver`
-    /// with, per partition, whether records wait in Kafka beyond those read, until cancelled.
+    /// with, per partition, whether records wait in Kafka beyond those read, until cancelled. Between
+    /// batches it says where it stands every `reportInterval` (with no records): a partition counts as
+    /// lagging until its consumer knows its end, so the tasks wait for identities produced before
+    /// the messages that name them, also before the first batch, and stop waiting once the follower
+    /// has read to the end, also when the topic brings nothing.
     func follow(
-        from positions: [TopicPartition: Int64],
+        from positions: [TopicPartition: Int64], reportInterval: Duration,
         deliver: @escaping @Sendable (_ records: [KafkaRecord], _ lagging: [Int32: Bool]) async throws -> Void
     ) async throws {
         let consumer = try KafkaConsumer(
             configuration: .init(client: client, groupId: "notify-identities"), logger: logger)
         try consumer.assign(positions.mapValues { .offset($0) })
-        try await consumer.forEachBatch { batch in
-            var readable: [KafkaRecord] = []
-            var letters: [DeadLetter] = []
-            for record in batch {
-                switch read(record) {
-                case .input: readable.append(record)
-                case .bad(let letter): letters.append(letter)
+        let partitions = Array(positions.keys)
+        @Sendable func lagging() -> [Int32: Bool] {
+            let lag = (try? consumer.lag()) ?? [:]
+            return Dictionary(uniqueKeysWithValues: partitions.map { ($0.partition, lag[$0].map { $0 > 0 } ?? true) })
+        }
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask {
+                try await consumer.forEachBatch { batch in
+                    var readable: [KafkaRecord] = []
+                    var letters: [DeadLetter] = []
+                    for record in batch {
+                        switch read(record) {
+                        case .input: readable.append(record)
+                        case .bad(let letter): letters.append(letter)
+                        }
+                    }
+                    await deadLetters.deadLetter(letters)
+                    try await deliver(readable, lagging())
                 }
             }
-            await deadLetters.deadLetter(letters)
-            let lag = (try? consumer.lag()) ?? [:]
-            try await deliver(readable, Dictionary(uniqueKeysWithValues: positions.keys.map { ($0.partition, (lag[$0] ?? 0) > 0) }))
+            group.addTask {
+                // A record taken from the consumer and not yet delivered does not count as waiting,
+                // for the moment it takes: the tasks allow any input `pipeline.lateness` for that.
+                while true {
+                    try await deliver([], lagging())
+                    try await Task.sleep(for: reportInterval)
+                }
+            }
+            try await group.next()
+            group.cancelAll()
         }
     }
 

@@ -148,8 +148,11 @@ struct PartitionTask<Logic: StageLogic>: Sendable {
     /// hold from the group's commit on. Without this it would look read to its end, and its mark
     /// idle near the present (the instance's clock, or its restored tables' latest time), and readers
     /// would fold past the records it is about to write again: after a crash, a device's badges swapped.
-    mutating func awaitPositions(logic: Logic, now: ContinuousClock.Instant) {
+    /// `heard` says the same of the inputs every task hears (``hear(_:source:lagging:logic:limits:now:)``),
+    /// as their follower last reported.
+    mutating func awaitPositions(logic: Logic, heard: [String: Bool] = [:], now: ContinuousClock.Instant) {
         for topic in logic.inputTopics { merge.noteLag(topic, lagging: true, now: now) }
+        for (source, lagging) in heard { merge.noteLag(source, lagging: lagging, now: now) }
     }
 
     /// Takes the records of this partition read in one batch, and folds, in event-time order

@@ -118,9 +118,10 @@ public final class NotifyPipeline: Sendable {
                         partitionCount: try await partitionCount(of: Topic.messages, admin),
                         markPartitions: try await partitionCount(of: Topic.fanout, admin), logger: logger)
                     let thumbnails = settings.thumbnails.map { MessageThumbnails(settings: $0, logger: logger) }
+                    await runner.expectBroadcast(of: Topic.identities, partitions: positions.keys.map(\.partition))
                     group.addTask { try await self.consume(with: runner, thumbnails: thumbnails) }
                     group.addTask {
-                        try await identities.follow(from: positions) { records, lagging in
+                        try await identities.follow(from: positions, reportInterval: self.settings.tickInterval) { records, lagging in
                             try await runner.broadcast(records, of: Topic.identities, lagging: lagging)
                         }
                     }

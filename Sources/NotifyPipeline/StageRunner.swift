@@ -36,6 +36,10 @@ actor StageRunner<Logic: StageLogic> {
     private var processedSinceTick = false
     private var consumer: KafkaConsumer?
     private var tasks: [Int32: PartitionTask<Logic>] = [:]
+    /// Per input every task hears (a partition of chat.identities), whether records of it wait in
+    /// Kafka beyond those heard, as its follower last said: a task assigned or taken back starts
+    /// from it (see ``expectBroadcast(of:partitions:)``).
+    private var heardLag: [String: Bool] = [:]
     /// The partitions of the stage's co-partitioned inputs (which task owns a key).
     private let partitionCount: Int32
     /// Input topics whose misplaced records, and whose keys spread over partitions, have been warned about.
@@ -108,6 +112,14 @@ actor StageRunner<Logic: StageLogic> {
         try await send(output, consumed: (consumed.count, now))
     }
 
+    /// Names the partitions of a topic every task hears (chat.identities) before its follower has
+    /// said anything: until it says where it stands, each counts as having records waiting, so no
+    /// task folds a message past an identity that is in Kafka and not yet heard (the follower
+    /// starts while the tasks read their first batches).
+    func expectBroadcast(of topic: String, partitions: [Int32]) {
+        for partition in partitions { heardLag[Self.source(topic, partition)] = true }
+    }
+
     /// Hands a record every task hears (an identity) to every task, and queues what it made.
     /// `lagging` says which partitions of `topic` have records waiting in Kafka beyond those read.
     func broadcast(_ records: [KafkaRecord], of topic: String, lagging: [Int32: Bool]) async throws {
@@ -115,6 +127,7 @@ actor StageRunner<Logic: StageLogic> {
         let now = ContinuousClock.now
         let clock = instanceClock(now: now)
         let lagging = Dictionary(uniqueKeysWithValues: lagging.map { (Self.source(topic, $0.key), $0.value) })
+        heardLag.merge(lagging) { $1 }
         for partition in tasks.keys.sorted() {
             output.append(work(partition, now: now, clock: clock) { task in
                 task.hear(records, source: { Self.source($0.topic, $0.partition) }, lagging: lagging, logic: logic, limits: limits, now: now)
@@ -257,7 +270,7 @@ actor StageRunner<Logic: StageLogic> {
                 tableRecords += owned.count
                 tableOutput.append(task.restoreTable(table, owned, logic: logic, limits: limits))
             }
-            task.awaitPositions(logic: logic, now: .now)
+            task.awaitPositions(logic: logic, heard: heardLag, now: .now)
             changelogPositions[partition] = restored.position
             tasks[partition] = task
             logger.info("Restored \(logic.name.rawValue) task \(partition)", metadata: [

@@ -88,6 +88,36 @@ import Testing
         #expect(known != .at(.min))
     }
 
+    /// A task folds no message past an identity it has not heard yet: until the identity follower
+    /// says where chat.identities stands, its partitions count as having records waiting. Without
+    /// that, a burst of messages read before the follower's first batch carried event time past the
+    /// identity wait, and every message went out unresolved though its sender's identity came first.
+    @Test func aTaskFoldsNoMessagePastIdentitiesNotYetHeard() throws {
+        var task = PartitionTask<FanoutStageLogic>(
+            partition: 0, state: logic.initialState(), merge: EventTimeMerge(lateness: 10, maximumWait: .seconds(30)))
+        let identities = StageRunner<FanoutStageLogic>.source(Topic.identities, 0)
+        let assigned = ContinuousClock.now
+        task.awaitPositions(logic: logic, heard: [identities: true], now: assigned)
+        let table = [record(Scenario.conversation("c1", members: ["carol", "bob"]), key: "c1", offset: 0, at: 0)]
+        _ = task.restoreTable(Topic.conversations, table, logic: logic, limits: RecordLimits())
+        let burst: [KafkaRecord] = (0..<8).map { (index: Int) -> KafkaRecord in
+            let second = Int64(1 + index)
+            let message = Scenario.message("m\(index)", in: "c1", from: "carol", "hello", at: Double(second))
+            return record(message, key: "c1", offset: Int64(index), at: second)
+        }
+        let readToEnd = Dictionary(uniqueKeysWithValues: logic.inputTopics.map { (TopicPartition(topic: $0, partition: 0), Int64(0)) })
+        let early = task.process(burst, logic: logic, limits: RecordLimits(), lag: readToEnd, now: assigned)
+        #expect(early.records.count == 0, "nothing goes before the follower has said where chat.identities stands")
+
+        let carol = record(Scenario.identity("carol", "Carol", at: 0.5), key: "carol", offset: 0, at: 0)
+        var output = task.hear([carol], source: { _ in identities }, lagging: [identities: false], logic: logic,
+                               limits: RecordLimits(), now: assigned + .milliseconds(10))
+        output.append(task.advanceClock(logic: logic, lag: readToEnd, now: assigned + .seconds(2)))
+        let values = output.records.map { String(decoding: $0.value, as: UTF8.self) }
+        #expect(values.count == 8)
+        #expect(values.allSatisfy { $0.contains("\"Carol\"") }, "every message is resolved: \(values.first ?? "none")")
+    }
+
     /// The merge folds in event-time order, not in the order of the offsets: a key's record at a
     /// later offset (here a late one) can be folded while one at an earlier offset still waits. The
     /// save must not count the waiting one as applied: a restart reads again from below it and would
