@@ -40,6 +40,11 @@ actor StageRunner<Logic: StageLogic> {
     /// Kafka beyond those heard, as its follower last said: a task assigned or taken back starts
     /// from it (see ``expectBroadcast(of:partitions:)``).
     private var heardLag: [String: Bool] = [:]
+    /// The latest record of each key heard from a topic every task hears (chat.identities) since the
+    /// instance loaded it, by partition: a task assigned or taken back hears them, folded in event
+    /// time with its own records, so that it knows what the tasks that heard them as they came know.
+    /// (A key changed twice since the load is heard with its latest change only.)
+    private var heardRecords: [TopicPartition: [[UInt8]: KafkaRecord]] = [:]
     /// The partitions of the stage's co-partitioned inputs (which task owns a key).
     private let partitionCount: Int32
     /// Input topics whose misplaced records, and whose keys spread over partitions, have been warned about.
@@ -128,6 +133,7 @@ actor StageRunner<Logic: StageLogic> {
         let clock = instanceClock(now: now)
         let lagging = Dictionary(uniqueKeysWithValues: lagging.map { (Self.source(topic, $0.key), $0.value) })
         heardLag.merge(lagging) { $1 }
+        for record in records { heardRecords[record.topicPartition, default: [:]][record.key ?? []] = record }
         for partition in tasks.keys.sorted() {
             output.append(work(partition, now: now, clock: clock) { task in
                 task.hear(records, source: { Self.source($0.topic, $0.partition) }, lagging: lagging, logic: logic, limits: limits, now: now)
@@ -273,6 +279,13 @@ actor StageRunner<Logic: StageLogic> {
             task.awaitPositions(logic: logic, heard: heardLag, now: .now)
             changelogPositions[partition] = restored.position
             tasks[partition] = task
+            let heard = heardRecords.values.flatMap(\.values).sorted { ($0.partition, $0.offset) < ($1.partition, $1.offset) }
+            if !heard.isEmpty {
+                let now = ContinuousClock.now
+                tableOutput.append(work(partition, now: now, clock: instanceClock(now: now)) { task in
+                    task.hear(heard, source: { Self.source($0.topic, $0.partition) }, lagging: heardLag, logic: logic, limits: limits, now: now)
+                })
+            }
             logger.info("Restored \(logic.name.rawValue) task \(partition)", metadata: [
                 "changelog-records": "\(restored.records.count)", "table-records": "\(tableRecords)", "from": "\(kept?.changelogPosition ?? 0)",
                 "milliseconds": "\((ContinuousClock.now - started).milliseconds)",

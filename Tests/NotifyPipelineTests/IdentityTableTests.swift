@@ -41,6 +41,37 @@ import Testing
         }
     }
 
+    /// A task that comes to an instance after identities were heard knows them: here the partitions
+    /// of an instance that stops go to one that loaded chat.identities while it was empty, and the
+    /// messages of their conversations still go out with their sender resolved. (A task started
+    /// from the directory as loaded sent every such message with the fallback.)
+    @Test func aTaskAssignedAfterIdentitiesWereHeardKnowsThem() async throws {
+        let configuration = try testCoreConfiguration()
+        let conversations = (0..<12).map { "handover-\($0)" }
+        func messages(at second: Double) -> [ScenarioEvent] {
+            conversations.map { Scenario.message("\($0)@\(second)", in: $0, from: "carol", "hi", at: second) }
+        }
+        try await withPipelineBroker { broker in
+            let first = RunningPipeline(broker, configuration: configuration, group: "handover")
+            try await first.ready()
+            let second = RunningPipeline(broker, configuration: configuration, group: "handover")
+            try await second.ready()
+            try await produce([Scenario.identity("carol", "Carol", at: 0), Scenario.phone("bob")]
+                + conversations.map { Scenario.conversation($0, members: ["carol", "bob"]) }, to: broker)
+            // Both instances hold their tasks and hear Carol's identity before these go out.
+            try await produce(messages(at: 1), to: broker)
+            let before = try await readCommands(from: broker) { $0.count >= conversations.count }
+            try await second.stop()
+            try await produce(messages(at: 2), to: broker)
+            let all = try await readCommands(from: broker) { $0.count >= 2 * conversations.count }
+            try await first.stop()
+            #expect(before.count == conversations.count)
+            #expect(all.count == 2 * conversations.count)
+            let unresolved = all.filter { $0.content["sender"]?["displayName"] != .string("Carol") }.compactMap(\.messageId)
+            #expect(unresolved.isEmpty, "sent with the fallback: \(unresolved.sorted())")
+        }
+    }
+
     private func waitFor(_ what: String, timeout: Duration = .seconds(30), _ condition: () -> Bool) async throws {
         let deadline = ContinuousClock.now + timeout
         while !condition() {
