@@ -135,7 +135,7 @@ func checkAgainstReference(_ commands: [NotificationCommand], expected: [Notific
     let expectedBytes = Dictionary(uniqueKeysWithValues: expected.map { ($0.id, CoreJSON.encode($0)) })
     #expect(Set(bytesById.keys) == Set(expectedBytes.keys), "missing: \(Set(expectedBytes.keys).subtracting(bytesById.keys).count), extra: \(Set(bytesById.keys).subtracting(expectedBytes.keys).count)")
     let differing = expectedBytes.filter { bytesById[$0.key] != nil && bytesById[$0.key] != $0.value }
-    #expect(differing.isEmpty, """
+    #expect(differing.count == 0, """
         \(differing.count) of \(expectedBytes.count) commands differ from render, e.g. \
         \(differing.prefix(3).map { "\(summary(String(decoding: bytesById[$0.key]!, as: UTF8.self))) instead of \(summary(String(decoding: $0.value, as: UTF8.self)))" }); \
         the first whole: \(differing.first.map { "\(String(decoding: bytesById[$0.key]!, as: UTF8.self)) instead of \(String(decoding: $0.value, as: UTF8.self))" } ?? "")
