@@ -77,7 +77,6 @@ public final class KafkaConsumer: Sendable {
     private let handle: ConsumerHandle
     private let context: ConsumerContext
     private let pollThread: ServiceThread
-    private let stopping = StopFlag()
     private let blockingCalls = BlockingCallQueue(label: "notify.kafka.consumer")
 
     public init(configuration: KafkaConsumerConfiguration, hooks: RebalanceHooks = .init(), logger: Logger) throws {
@@ -97,7 +96,7 @@ public final class KafkaConsumer: Sendable {
         rd_kafka_conf_set_rebalance_cb(native.pointer, rebalanceCallback)
         handle = ConsumerHandle(NativeHandle(pointer: try makeNativeClient(type: RD_KAFKA_CONSUMER, configuration: native)))
         rd_kafka_poll_set_consumer(handle.ownerPointer)
-        let loop = PollLoop(handle: handle, context: context, stopping: stopping, maxBatchSize: configuration.maxBatchSize)
+        let loop = PollLoop(handle: handle, context: context, maxBatchSize: configuration.maxBatchSize)
         pollThread = ServiceThread(name: "notify.kafka.consumer.poll") { loop.iterate() }
     }
 
@@ -276,44 +275,61 @@ public final class KafkaConsumer: Sendable {
 
     /// Tells the poll thread to close the client and ends ``batches`` after what is buffered.
     private func beginClosing() {
-        if stopping.raiseOnce() { context.handoff.finish() }
+        handle.requestClose(failure: nil, endingBatchesOf: context.handoff)
     }
 }
 
-/// The consumer's `rd_kafka_t *`. Its poll thread uses it freely and destroys it after closing;
-/// every other call goes through ``use(_:)``, so a call made while or after the consumer
-/// closes gets an error instead of a destroyed handle, and destruction waits for calls under way.
+/// The consumer's `rd_kafka_t *` and its lifecycle (a ``ConsumerStateMachine`` in one `Mutex`).
+/// Its poll thread uses it freely, closes it when asked to and releases it; every other call goes
+/// through ``use(_:)``, so a call made once the client is closed gets an error instead of a
+/// released handle, and the release waits for calls under way.
 final class ConsumerHandle: Sendable {
-    private struct State {
-        var calls = 0
-        var destroyed = false
-    }
-
     private let native: NativeHandle
-    private let state = Mutex(State())
+    private let lifecycle = Mutex(ConsumerStateMachine())
+    /// Signalled by the last call under way once the client is closed; the poll thread waits on it.
+    private let callsEnded = DispatchSemaphore(value: 0)
 
     init(_ native: NativeHandle) {
         self.native = native
     }
 
-    /// For the poll thread only, which is the one to destroy it.
+    /// For the poll thread only, which is the one to release it.
     var ownerPointer: OpaquePointer { native.pointer }
 
-    /// Runs `call` with the handle unless it has been destroyed.
+    /// Runs `call` with the handle unless the client is closed.
     func use<T>(_ call: (OpaquePointer) throws -> T) throws -> T {
-        let usable = state.withLock { state in
-            if !state.destroyed { state.calls += 1 }
-            return !state.destroyed
+        switch lifecycle.withLock({ $0.startCall() }) {
+        case .call: break
+        case .refuse: throw KafkaError.client("the consumer is closed")
         }
-        guard usable else { throw KafkaError.client("the consumer is closed") }
-        defer { state.withLock { $0.calls -= 1 } }
+        defer {
+            switch lifecycle.withLock({ $0.finishCall() }) {
+            case .none: break
+            case .resumeRelease: callsEnded.signal()
+            }
+        }
         return try call(native.pointer)
     }
 
-    /// Refuses further calls, waits for those under way, and releases the client. On the poll thread, once.
-    func destroy() {
-        state.withLock { $0.destroyed = true }
-        while state.withLock({ $0.calls }) > 0 { usleep(100) }
+    /// Asks the poll thread to close the client and ends the batches of `handoff` if this is the
+    /// first request (with `failure`, a fatal error of the poll thread, always).
+    func requestClose(failure: KafkaError?, endingBatchesOf handoff: RecordBatchHandoff) {
+        switch lifecycle.withLock({ $0.requestClose(failure: failure) }) {
+        case .none: break
+        case .endBatches(let failure): handoff.finish(throwing: failure)
+        }
+    }
+
+    /// What the poll thread does at its next turn.
+    var nextPollAction: ConsumerStateMachine.PollAction { lifecycle.withLock { $0.nextPollAction() } }
+
+    /// Refuses further calls, waits for those under way, and releases the client. On the poll
+    /// thread, once, after `rd_kafka_consumer_close`.
+    func release() {
+        switch lifecycle.withLock({ $0.clientClosed() }) {
+        case .release: break
+        case .waitForCalls: callsEnded.wait()
+        }
         rd_kafka_destroy(native.pointer)
     }
 }
@@ -351,19 +367,20 @@ final class ConsumerContext: ClientContext, @unchecked Sendable {
 private struct PollLoop: Sendable {
     let handle: ConsumerHandle
     let context: ConsumerContext
-    let stopping: StopFlag
     let maxBatchSize: Int
 
-    /// Polls one batch and hands it over; on stop, closes the consumer. Returns whether to go on.
+    /// Polls one batch and hands it over; once asked to close, closes and releases the consumer.
+    /// Returns whether to go on.
     func iterate() -> Bool {
-        if stopping.isRaised {
+        switch handle.nextPollAction {
+        case .poll: break
+        case .close:
             let result = rd_kafka_consumer_close(handle.ownerPointer)
             if result != RD_KAFKA_RESP_ERR_NO_ERROR {
                 context.logger.warning("Consumer close: \(KafkaError(result))")
             }
-            handle.destroy()
+            handle.release()
             context.releaseHooks()
-            context.handoff.finish()
             return false
         }
         var batch: [KafkaRecord] = []
@@ -387,8 +404,7 @@ private struct PollLoop: Sendable {
                 let error = KafkaError(native.err, context: "consume")
                 if native.err == RD_KAFKA_RESP_ERR__FATAL {
                     context.logger.critical("\(error)")
-                    context.handoff.finish(throwing: error)
-                    stopping.raise()
+                    handle.requestClose(failure: error, endingBatchesOf: context.handoff)
                     return true
                 }
                 context.logger.warning("\(error)")

@@ -7,7 +7,7 @@ import NotifyCore
 /// (and before partitions are given up) it writes the changelog of the keys
 /// changed since the last save, then stores the input offsets, in that order.
 ///
-/// Sending is pipelined (up to ``maxBatchesInFlight`` batches await their
+/// Sending is pipelined (up to ``SaveChain/maxBatchesInFlight`` batches await their
 /// acknowledgements while the next ones are folded, and their acknowledgements
 /// overlap; saves have a window of their own and their changelog is encoded off
 /// this actor, from the state as it was at the save, so a fold never waits for a
@@ -23,8 +23,6 @@ actor StageRunner<Logic: StageLogic> {
     private let logger: Logger
     private let limits: RecordLimits
     private let deadLetters: DeadLetterWriter
-    private let maxBatchesInFlight = 8
-    private let maxSavesInFlight = 4
     /// How long changes gather before the changelog is written; a key changed many times meanwhile
     /// gets one record.
     private let saveInterval: Duration
@@ -59,18 +57,8 @@ actor StageRunner<Logic: StageLogic> {
     /// Tasks given up, kept with the changelog position they were restored to, in case they come back.
     private var standby: [Int32: (task: PartitionTask<Logic>, changelogPosition: Int64)] = [:]
     private var changelogPositions: [Int32: Int64] = [:]
-    /// Outputs awaiting their acknowledgement, oldest first.
-    private var inFlight: [Task<Void, any Error>] = []
-    /// Saves whose offsets are not stored yet, oldest first.
-    private var savesInFlight: [Task<Void, any Error>] = []
-    /// The enqueueing of the latest outputs; the next ones wait for it.
-    private var outputsEnqueued: Task<PendingDeliveries, Never>?
-    /// The acknowledgement of the latest outputs and all before them; the next save's changelog waits for it.
-    private var outputsAcknowledged: Task<Void, any Error>?
-    /// The enqueueing of the latest save's changelog; the next save's waits for it.
-    private var changelogEnqueued: Task<PendingDeliveries, any Error>?
-    /// The storing of the latest save's offsets; the next save's waits for it.
-    private var offsetsStored: Task<Void, any Error>?
+    /// The sends in flight, each step chained to the same step of the send before.
+    private var saveChain = SaveChain<PendingDeliveries>(maxBatchesInFlight: 8, maxSavesInFlight: 4)
 
     init(logic: Logic, producer: KafkaProducer, restorer: ChangelogRestorer, observer: PipelineObserver,
          limits: RecordLimits, deadLetters: DeadLetterWriter, saveInterval: Duration, merge: EventTimeMerge<Logic.Input>,
@@ -355,10 +343,7 @@ actor StageRunner<Logic: StageLogic> {
 
     /// Waits until everything queued, also while waiting, is acknowledged and its offsets stored.
     func drain() async throws {
-        while !inFlight.isEmpty || !savesInFlight.isEmpty {
-            let pending = inFlight + savesInFlight
-            inFlight = []
-            savesInFlight = []
+        while case .wait(let pending) = saveChain.drain() {
             for work in pending { try await work.value }
         }
     }
@@ -380,58 +365,29 @@ actor StageRunner<Logic: StageLogic> {
         let records = output.records
         let deadLetters = deadLetters
         let stage = logic.name
-        // Ordered steps, each chained to the same step of the send before, so sends overlap
-        // without reordering: the outputs are enqueued after the previous outputs, and count as
-        // acknowledged once they and all outputs before them are. A save's changelog is enqueued
-        // after that and after the previous changelog; its offsets are stored once its changelog
-        // is acknowledged and the previous save's offsets are stored. A crash at any moment loses nothing.
-        let previousOutputs = outputsEnqueued
-        let outputs = Task {
-            _ = await previousOutputs?.value
-            return await producer.enqueue(records)
-        }
-        outputsEnqueued = outputs
-        let previousAcknowledged = outputsAcknowledged
-        let acknowledged = Task {
-            _ = try await outputs.value.reports()
+        // Ordered steps, each chained to the same step of the send before (see ``SaveChain``).
+        saveChain.queueOutputs(enqueue: { await producer.enqueue(records) }, acknowledge: { outputs in
+            _ = try await outputs.reports()
             // Written (or given up, counted and logged) before the offsets of this work are stored;
             // a dead letter that fails never holds the partition back.
             let written = await deadLetters.write(output.deadLetters)
             observer.produced(records + written.records, commands: output.commands, deadLetters: written.letters)
             if let consumed { observer.onProcessed(stage, consumed.records, .now - consumed.at) }
-            try await previousAcknowledged?.value
-        }
-        outputsAcknowledged = acknowledged
-        inFlight.append(acknowledged)
+        })
         if !output.changelog.isEmpty || !output.offsets.isEmpty {
             // Encoded on the cooperative pool, not on this actor, while the outputs are in flight.
             let encoded = Task.detached { output.changelogRecords() }
-            let previousChangelog = changelogEnqueued
-            let changelog = Task {
-                let records = await encoded.value
-                try await acknowledged.value
-                _ = try await previousChangelog?.value
-                return await producer.enqueue(records)
-            }
-            changelogEnqueued = changelog
-            let previousSave = offsetsStored
-            let stored = Task {
-                _ = try await changelog.value.reports()
-                try await previousSave?.value
-                guard let consumer, !output.offsets.isEmpty else { return }
-                do { try consumer.store(output.offsets) } catch {
-                    // A partition given up meanwhile: its new owner re-reads from the last commit.
-                    logger.debug("Offsets not stored: \(error)")
-                }
-            }
-            offsetsStored = stored
-            savesInFlight.append(stored)
-            if savesInFlight.count > maxSavesInFlight {
-                try await savesInFlight.removeFirst().value
-            }
+            let window = saveChain.queueSave(
+                encoded: encoded, enqueue: { await producer.enqueue($0) }, acknowledge: { _ = try await $0.reports() },
+                store: {
+                    guard let consumer, !output.offsets.isEmpty else { return }
+                    do { try consumer.store(output.offsets) } catch {
+                        // A partition given up meanwhile: its new owner re-reads from the last commit.
+                        logger.debug("Offsets not stored: \(error)")
+                    }
+                })
+            if case .wait(let oldestSave) = window { try await oldestSave.value }
         }
-        if inFlight.count > maxBatchesInFlight {
-            try await inFlight.removeFirst().value
-        }
+        if case .wait(let oldestBatch) = saveChain.batchWindow() { try await oldestBatch.value }
     }
 }
