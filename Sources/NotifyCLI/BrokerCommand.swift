@@ -26,8 +26,10 @@ struct BrokerCommand: AsyncParsableCommand {
     var brokers: Int = 1
 
     @OptionGroup var schemas: SchemasOption
+    @OptionGroup var log: LogOptions
 
     func run() async throws {
+        try log.startLogging()
         guard brokers >= 1 else { throw ValidationError("--brokers must be at least 1.") }
         let catalog = try noCatalog ? [] : schemas.loadTopicCatalog().topics.map { ($0.name, $0.partitions) }
         let topics = try catalog + topic.map(Self.parseTopic)

@@ -39,9 +39,15 @@ struct DevCommand: AsyncParsableCommand {
     var schemas: String?
 
     func run() async throws {
+        guard (0...65_535).contains(brokerPort) else { throw ValidationError("--broker-port \(brokerPort): expected 0...65535.") }
+        // Read before the broker starts, so that its log lines are in log.format too; the bootstrap is the
+        // embedded broker's, set once it runs.
+        let loaded = try await service.loadSettings(kafka: KafkaOptions.parse([]), commandFlags: [
+            ("kafka.bootstrap", "(embedded broker)", "127.0.0.1:\(brokerPort)"), ("pipeline.schemas", "--schemas", schemas),
+        ])
+        loaded.startLogging()
         var quiet = Logger(label: "notify.dev")
         quiet.logLevel = .warning
-        guard (0...65_535).contains(brokerPort) else { throw ValidationError("--broker-port \(brokerPort): expected 0...65535.") }
         // Checked before anything starts: a server that fails to bind later cancels every service.
         let (inappHost, inappPort) = try listenAddress(inappListen, flag: "--inapp-listen")
         try BootstrapForwarder.requireFree(host: inappHost, port: inappPort, message: Self.inUse("\(inappListen)", what: "the in-app gateway", flag: "--inapp-listen"))
@@ -51,9 +57,8 @@ struct DevCommand: AsyncParsableCommand {
             forwarder?.start()
             defer { forwarder?.stop() }
             let bootstrap = forwarder.map { "127.0.0.1:\($0.port)" } ?? broker.bootstrapServers
-            var settings = try await service.loadSettings(kafka: KafkaOptions.parse([]), commandFlags: [
-                ("kafka.bootstrap", "(embedded broker)", bootstrap), ("pipeline.schemas", "--schemas", schemas),
-            ])
+            var settings = loaded
+            settings.kafka.bootstrap = bootstrap
             settings.kafka.properties.merge(EmbeddedBroker.clientProperties) { configured, _ in configured }
             let http = settings.http.listen
             try BootstrapForwarder.requireFree(host: http.host, port: http.port, message: Self.inUse(http.description, what: "the console", flag: "--http-listen"))

@@ -13,6 +13,7 @@ struct InspectCommand: AsyncParsableCommand {
     )
 
     @OptionGroup var kafka: KafkaOptions
+    @OptionGroup var log: LogOptions
 
     @Option(help: "The topic to read.")
     var topic: String
@@ -24,6 +25,7 @@ struct InspectCommand: AsyncParsableCommand {
     var follow = false
 
     func run() async throws {
+        try log.startLogging()
         var logger = Logger(label: "notify.inspect")
         logger.logLevel = .error
         let (client, topics) = try await kafka.reachableCluster(clientId: "notify-inspect")

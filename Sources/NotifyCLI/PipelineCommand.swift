@@ -42,6 +42,7 @@ struct PipelineCommand: AsyncParsableCommand {
             ("kafka.groupId", "--group", group), ("pipeline.stages", "--stages", stages), ("pipeline.schemas", "--schemas", schemas),
             ("thumbnails.url", "--thumbnail-service", thumbnailService),
         ])
+        settings.startLogging()
         try await service.requireKafka(settings, kafka: kafka)
         let logger = settings.logger(label: "notify.pipeline")
         let core = try settings.coreConfiguration()

@@ -19,11 +19,13 @@ struct ProduceCommand: AsyncParsableCommand {
 
     @OptionGroup var kafka: KafkaOptions
     @OptionGroup var schemas: SchemasOption
+    @OptionGroup var log: LogOptions
 
     @Option(help: "The topic to send to.")
     var topic: String
 
     func run() async throws {
+        try log.startLogging()
         let catalog = try schemas.loadTopicCatalog()
         guard let entry = catalog.topic(topic) else {
             throw ValidationError("unknown topic \(topic); the catalog has: \(catalog.topics.map(\.name).joined(separator: ", "))")

@@ -21,6 +21,7 @@ struct ReplayCommand: AsyncParsableCommand {
     @OptionGroup var kafka: KafkaOptions
     @OptionGroup var schemas: SchemasOption
     @OptionGroup var settings: SettingsOptions
+    @OptionGroup var log: LogOptions
 
     @Option(help: "earliest, or an RFC 3339 time: write commands of events from then on.")
     var from: String = "earliest"
@@ -34,10 +35,12 @@ struct ReplayCommand: AsyncParsableCommand {
     func run() async throws {
         let start: EventTime? = try from == "earliest" ? nil : Self.time(from, option: "--from")
         let end = try until.map { try Self.time($0, option: "--until") }
+        let loaded = try await settings.load(dedicated: [("pipeline.schemas", "--schemas", schemas.schemas), log.dedicatedFlag])
+        loaded.startLogging()
         var logger = Logger(label: "notify.replay")
         logger.logLevel = .warning
         let replay = Replay(settings: ReplaySettings(
-            client: try await kafka.reachableClient(clientId: "notify-replay"), core: try await settings.coreConfiguration(schemas: schemas),
+            client: try await kafka.reachableClient(clientId: "notify-replay"), core: try loaded.coreConfiguration(),
             from: start, until: end, targetTopic: toTopic), logger: logger)
         let summary = try await replay.run { StandardOutput.writeErrorLine($0) }
         for rejection in summary.rejected.prefix(20) { StandardOutput.writeErrorLine("replay: refused: \(rejection)") }

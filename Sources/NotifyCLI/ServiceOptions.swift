@@ -40,9 +40,10 @@ struct SettingsOptions: ParsableArguments {
 }
 
 /// The options every long-running command takes besides ``KafkaOptions``: the settings
-/// (``SettingsOptions``) and `--http-listen`. Together they make the flag layer of ``NotifySettings``.
+/// (``SettingsOptions``), `--http-listen` and `--log-format`. Together they make the flag layer of ``NotifySettings``.
 struct ServiceOptions: ParsableArguments {
     @OptionGroup var settings: SettingsOptions
+    @OptionGroup var log: LogOptions
 
     @Option(name: .customLong("http-listen"), help: ArgumentHelp("Address of /healthz, /readyz, /metrics and the console (setting http.listen).", valueName: "host:port"))
     var httpListen: String?
@@ -55,7 +56,7 @@ struct ServiceOptions: ParsableArguments {
     ) async throws -> NotifySettings {
         try await settings.load(
             dedicated: [("http.listen", "--http-listen", httpListen), ("kafka.bootstrap", "--bootstrap", kafka.bootstrap),
-                        ("kafka.connectTimeout", "--connect-timeout", kafka.connectTimeout.map { String($0) })] + commandFlags,
+                        ("kafka.connectTimeout", "--connect-timeout", kafka.connectTimeout.map { String($0) }), log.dedicatedFlag] + commandFlags,
             kafkaProperties: try kafka.librdkafkaProperties(), environment: environment)
     }
 }

@@ -85,6 +85,7 @@ struct SinkCommand: AsyncParsableCommand {
 
     func run() async throws {
         let settings = try await service.loadSettings(kafka: kafka)
+        settings.startLogging()
         try await service.requireKafka(settings, kafka: kafka)
         let logger = settings.logger(label: "notify.sink.\(kind.rawValue)")
         let shell = ServiceShell(settings: settings, logger: logger)

@@ -21,11 +21,13 @@ struct CreateTopicsCommand: AsyncParsableCommand {
 
     @OptionGroup var kafka: KafkaOptions
     @OptionGroup var schemas: SchemasOption
+    @OptionGroup var log: LogOptions
 
     @Option(help: "Replication factor of every topic.")
     var replicationFactor: Int32 = 3
 
     func run() async throws {
+        try log.startLogging()
         let catalog = try schemas.loadTopicCatalog()
         let admin = try KafkaAdmin(configuration: try await kafka.reachableClient(clientId: "notify-topics"), logger: Logger(label: "notify.topics"))
         let specifications = catalog.topics.map(TopicSpecification.init(catalogEntry:))

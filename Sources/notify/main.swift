@@ -1,10 +1,5 @@
-import ArgumentParser
 import NotifyCLI
 
-/// Calls the asynchronous entry point of `command` (a plain `main()` call here
-/// would pick the synchronous one, which cannot run async subcommands).
-func runAsync<Command: AsyncParsableCommand>(_ command: Command.Type) async {
-    await command.main()
-}
-
-await runAsync(NotifyCommand.self)
+// Parses, runs and exits as ArgumentParser's `main()` does; a command that logs in JSON reports the
+// error that ends it as a JSON line too.
+await NotifyCommand.execute()

@@ -9,6 +9,8 @@ let repositoryRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
 final class NotifyProcess: Sendable {
     private let process: Process
     private let lines = LineBuffer()
+    /// Standard error's lines, when it is read apart from standard output.
+    private let errorLines = LineBuffer()
     private let input = Pipe()
     private let events = ProcessEvents()
 
@@ -26,7 +28,11 @@ final class NotifyProcess: Sendable {
         let processId = Mutex<Int32>(0)
     }
 
-    init(_ arguments: [String]) throws {
+    /// - Parameters:
+    ///   - environment: variables set for the process besides this one's.
+    ///   - separateStandardError: read standard error apart (``errorOutput``); ``output`` then has
+    ///     standard output's lines followed by standard error's.
+    init(_ arguments: [String], environment: [String: String] = [:], separateStandardError: Bool = false) throws {
         let candidates = [
             Bundle.main.bundleURL.deletingLastPathComponent().appendingPathComponent("notify"),
             URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("notify"),
@@ -37,18 +43,39 @@ final class NotifyProcess: Sendable {
         process = Process()
         process.executableURL = executable
         process.arguments = arguments
+        if !environment.isEmpty {
+            process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, set in set }
+        }
         process.currentDirectoryURL = repositoryRoot
         let output = Pipe()
         process.standardOutput = output
-        process.standardError = output
         process.standardInput = input
-        let lines = lines, events = events
+        let events = events
         process.terminationHandler = { _ in events.exited.withLock { $0 = .now } }
-        output.fileHandleForReading.readabilityHandler = { handle in
+        Self.collect(output, into: lines, events: events)
+        if separateStandardError {
+            let error = Pipe()
+            process.standardError = error
+            Self.collect(error, into: errorLines, events: events)
+        } else {
+            process.standardError = output
+        }
+        try process.run()
+        events.processId.withLock { $0 = process.processIdentifier }
+    }
+
+    /// Splits what `pipe` delivers into `buffer`'s lines (a line cut between two reads is joined again),
+    /// and sends the armed signal when a line satisfies its condition.
+    private static func collect(_ pipe: Pipe, into buffer: LineBuffer, events: ProcessEvents) {
+        pipe.fileHandleForReading.readabilityHandler = { handle in
             let data = handle.availableData
-            guard !data.isEmpty else { handle.readabilityHandler = nil; return }
+            guard !data.isEmpty else {
+                handle.readabilityHandler = nil
+                buffer.markEnded()
+                return
+            }
             let text = String(decoding: data, as: UTF8.self)
-            lines.withLock { lines in
+            buffer.withLock { lines in
                 var pieces = text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
                 if let last = lines.last, !last.hasSuffix("\n"), !lines.isEmpty, let first = pieces.first {
                     lines[lines.count - 1] = last + first
@@ -63,8 +90,6 @@ final class NotifyProcess: Sendable {
                 armed = pending
             }
         }
-        try process.run()
-        events.processId.withLock { $0 = process.processIdentifier }
     }
 
     /// The address of /healthz, /readyz and /metrics a `notify pipeline` or `notify sink` logged
@@ -78,7 +103,24 @@ final class NotifyProcess: Sendable {
     }
 
     /// Everything printed so far, as lines.
-    var output: [String] { lines.withLock { $0.filter { !$0.isEmpty } } }
+    var output: [String] { (lines.withLock { $0 } + errorLines.withLock { $0 }).filter { !$0.isEmpty } }
+
+    /// What was written to standard output so far, as lines (standard error too, unless read apart).
+    var standardOutput: [String] { lines.withLock { $0.filter { !$0.isEmpty } } }
+
+    /// What was written to standard error so far, as lines, when it is read apart; the last one may be
+    /// incomplete while the process runs.
+    var errorOutput: [String] { errorLines.withLock { $0.filter { !$0.isEmpty } } }
+
+    /// Waits until standard error, read apart, has been read to its end (the process exited and its
+    /// last line is in ``errorOutput``).
+    func waitForErrorOutputEnd(timeout: Duration = .seconds(10)) async throws {
+        let deadline = ContinuousClock.now + timeout
+        while !errorLines.hasEnded {
+            guard ContinuousClock.now < deadline else { throw ProcessFailure("standard error not read to its end") }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+    }
 
     /// Waits until a line satisfies `condition` and returns it.
     @discardableResult
@@ -148,6 +190,14 @@ struct ProcessFailure: Error, CustomStringConvertible {
 /// Lines written by a process, shared with the pipe's reading handler.
 final class LineBuffer: Sendable {
     private let lines = Mutex<[String]>([])
+    private let ended = Mutex(false)
+
+    /// Whether the pipe has been read to its end.
+    var hasEnded: Bool { ended.withLock { $0 } }
+
+    func markEnded() {
+        ended.withLock { $0 = true }
+    }
 
     func withLock<R: Sendable>(_ body: (inout [String]) -> R) -> R {
         lines.withLock { body(&$0) }

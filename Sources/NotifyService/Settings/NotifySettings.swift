@@ -113,6 +113,8 @@ public struct NotifySettings: Sendable, Hashable {
     public var shutdownGracePeriod: Duration
     /// `log.level`: `trace` … `critical`, as swift-log's `Logger.Level` raw values.
     public var logLevel: String
+    /// `log.format`: `text` or `json`.
+    public var logFormat: LogFormat
     public var sink: Sink
 
     /// Reads and checks every setting from `sources` (flags over environment over file over defaults).
@@ -149,6 +151,7 @@ public struct NotifySettings: Sendable, Hashable {
             stuckAfter: read.duration("probes.stuckAfter"))
         shutdownGracePeriod = read.duration("shutdown.gracePeriod")
         logLevel = read.text("log.level")!
+        logFormat = LogFormat(rawValue: read.text("log.format")!)!
         sink = Sink(
             concurrency: read.integer("sink.concurrency"), maxAttempts: read.integer("sink.maxAttempts"),
             retryBaseDelay: read.duration("sink.retryBaseDelay"), retryMaxDelay: read.duration("sink.retryMaxDelay"),

@@ -61,6 +61,8 @@ public enum SettingsCatalogue {
               "On SIGTERM or SIGINT: time to stop fetching, finish in-flight work and commit before the process exits anyway."),
         .init("log.level", .choice(["trace", "debug", "info", "notice", "warning", "error", "critical"]),
               default: .text("info"), "Lowest level logged."),
+        .init("log.format", .choice(LogFormat.allCases.map(\.rawValue)), default: .text(LogFormat.text.rawValue), flag: "--log-format",
+              "How log lines are written to standard error: `text`, readable lines; `json`, one JSON object per line with `timestamp`, `level`, `logger`, `message`, `metadata`, `source`, and `trace_id` / `span_id` while a span is active (docs/operations.md, \"Logs\"). `broker`, `inspect`, `produce` and `topics`, which take no other setting, read only the flag and the variable."),
         // Sinks, all kinds
         .init("sink.concurrency", .integer(1...100_000), default: .integer(512), flag: "--max-in-flight",
               "Deliveries in flight at once per sink process (order per device is kept regardless)."),
