@@ -102,9 +102,10 @@ public final class KafkaConsumer: Sendable {
 
     /// Joins the group and consumes `topics`.
     public func subscribe(_ topics: [String]) throws {
-        let list = makePartitionList(topics.map { (TopicPartition(topic: $0, partition: NativeConstants.unassignedPartition), nil) })
-        defer { rd_kafka_topic_partition_list_destroy(list) }
-        let result = try handle.use { rd_kafka_subscribe($0, list) }
+        let list = NativePartitionList(partitions: topics.map {
+            TopicPartition(topic: $0, partition: NativeConstants.unassignedPartition)
+        })
+        let result = try handle.use { client in list.withUnsafeMutablePointer { rd_kafka_subscribe(client, $0) } }
         if result != RD_KAFKA_RESP_ERR_NO_ERROR { throw KafkaError(result, context: "subscribe to \(topics)") }
     }
 
@@ -112,9 +113,8 @@ public final class KafkaConsumer: Sendable {
     /// partition given an exact offset has its ``lag()`` known from its first fetch on, also
     /// when it brings no record.
     public func assign(_ partitions: [TopicPartition: KafkaOffset]) throws {
-        let list = makePartitionList(partitions.map { ($0.key, $0.value.native) })
-        defer { rd_kafka_topic_partition_list_destroy(list) }
-        let result = try handle.use { rd_kafka_assign($0, list) }
+        let list = NativePartitionList(offsets: partitions.map { ($0.key, $0.value.native) })
+        let result = try handle.use { client in list.withUnsafeMutablePointer { rd_kafka_assign(client, $0) } }
         if result != RD_KAFKA_RESP_ERR_NO_ERROR { throw KafkaError(result, context: "assign") }
         context.startOffsets.withLock { starts in
             for (partition, offset) in partitions {
@@ -128,8 +128,7 @@ public final class KafkaConsumer: Sendable {
         var list: UnsafeMutablePointer<rd_kafka_topic_partition_list_t>?
         let result = try handle.use { rd_kafka_assignment($0, &list) }
         guard result == RD_KAFKA_RESP_ERR_NO_ERROR, let list else { throw KafkaError(result, context: "assignment") }
-        defer { rd_kafka_topic_partition_list_destroy(list) }
-        return Set(readPartitionList(list).map(\.0))
+        return Set(NativePartitionList(adopting: list).entries.map(\.partition))
     }
 
     /// The records, a batch at a time. Read by one task.
@@ -142,13 +141,13 @@ public final class KafkaConsumer: Sendable {
     /// (last processed + 1). Stored offsets are committed in the background
     /// (`auto.commit.interval.ms`), before partitions are revoked, and on close.
     public func store(_ offsets: [TopicPartition: Int64]) throws {
-        let list = makePartitionList(offsets.map { ($0.key, $0.value) })
-        defer { rd_kafka_topic_partition_list_destroy(list) }
-        let result = try handle.use { rd_kafka_offsets_store($0, list) }
-        let failures = readPartitionList(list).filter { $0.2 != RD_KAFKA_RESP_ERR_NO_ERROR }
+        let list = NativePartitionList(offsets: offsets.map { ($0.key, $0.value) })
+        let result = try handle.use { client in list.withUnsafeMutablePointer { rd_kafka_offsets_store(client, $0) } }
+        let failures = list.entries.filter { $0.error != RD_KAFKA_RESP_ERR_NO_ERROR }
         if result != RD_KAFKA_RESP_ERR_NO_ERROR || !failures.isEmpty {
-            let code = failures.first?.2 ?? result
-            throw KafkaError(code, context: "store offsets for \(failures.map { $0.0.description }.joined(separator: ", "))")
+            let code = failures.first?.error ?? result
+            let partitions = failures.map(\.partition.description).joined(separator: ", ")
+            throw KafkaError(code, context: "store offsets for \(partitions)")
         }
     }
 
@@ -157,9 +156,8 @@ public final class KafkaConsumer: Sendable {
         let handle = handle
         let entries = offsets.map { ($0.key, Optional($0.value)) }
         let result = try await blockingCalls.run {
-            let list = makePartitionList(entries)
-            defer { rd_kafka_topic_partition_list_destroy(list) }
-            return try handle.use { rd_kafka_commit($0, list, 0) }
+            let list = NativePartitionList(offsets: entries)
+            return try handle.use { client in list.withUnsafeMutablePointer { rd_kafka_commit(client, $0, 0) } }
         }
         if result != RD_KAFKA_RESP_ERR_NO_ERROR { throw KafkaError(result, context: "commit") }
     }
@@ -167,14 +165,14 @@ public final class KafkaConsumer: Sendable {
     /// The committed offsets of the group for `partitions` (nil: none committed).
     public func committed(_ partitions: [TopicPartition], timeoutMilliseconds: Int32 = 10_000) async throws -> [TopicPartition: Int64?] {
         let handle = handle
-        let entries = partitions.map { ($0, Int64?.none) }
         return try await blockingCalls.run {
-            let list = makePartitionList(entries)
-            defer { rd_kafka_topic_partition_list_destroy(list) }
-            let result = try handle.use { rd_kafka_committed($0, list, timeoutMilliseconds) }
+            let list = NativePartitionList(partitions: partitions)
+            let result = try handle.use { client in
+                list.withUnsafeMutablePointer { rd_kafka_committed(client, $0, timeoutMilliseconds) }
+            }
             if result != RD_KAFKA_RESP_ERR_NO_ERROR { throw KafkaError(result, context: "committed offsets") }
             var offsets: [TopicPartition: Int64?] = [:]
-            for (partition, offset, _) in readPartitionList(list) { offsets[partition] = offset >= 0 ? offset : nil }
+            for entry in list.entries { offsets[entry.partition] = entry.offset >= 0 ? entry.offset : nil }
             return offsets
         }
     }
@@ -188,18 +186,18 @@ public final class KafkaConsumer: Sendable {
         let buffered = context.handoff.bufferedCounts()
         let starts = context.startOffsets.withLock { $0 }
         let assigned = try assignment()
-        let list = makePartitionList(assigned.map { ($0, nil) })
-        defer { rd_kafka_topic_partition_list_destroy(list) }
+        let list = NativePartitionList(partitions: assigned)
         return try handle.use { pointer in
-            let result = rd_kafka_position(pointer, list)
+            let result = list.withUnsafeMutablePointer { rd_kafka_position(pointer, $0) }
             if result != RD_KAFKA_RESP_ERR_NO_ERROR { throw KafkaError(result, context: "position") }
             var lags: [TopicPartition: Int64] = [:]
-            for (partition, position, _) in readPartitionList(list) {
+            for entry in list.entries {
+                let partition = entry.partition
                 var low: Int64 = 0
                 var high: Int64 = 0
                 guard rd_kafka_get_watermark_offsets(pointer, partition.topic, partition.partition, &low, &high) == RD_KAFKA_RESP_ERR_NO_ERROR,
                       high >= 0 else { continue }
-                var from = position
+                var from = entry.offset
                 if from < 0 {
                     // Nothing handed out yet: the fetcher starts at the committed offset, else as reset says.
                     guard let start = starts[partition] else { continue }
@@ -226,9 +224,8 @@ public final class KafkaConsumer: Sendable {
         _ call: (OpaquePointer?, UnsafeMutablePointer<rd_kafka_topic_partition_list_t>?) -> rd_kafka_resp_err_t,
         _ name: String
     ) throws {
-        let list = makePartitionList(partitions.map { ($0, nil) })
-        defer { rd_kafka_topic_partition_list_destroy(list) }
-        let result = try handle.use { call($0, list) }
+        let list = NativePartitionList(partitions: partitions)
+        let result = try handle.use { client in list.withUnsafeMutablePointer { call(client, $0) } }
         if result != RD_KAFKA_RESP_ERR_NO_ERROR { throw KafkaError(result, context: name) }
     }
 
@@ -236,13 +233,15 @@ public final class KafkaConsumer: Sendable {
     public func seek(_ partition: TopicPartition, to offset: KafkaOffset) async throws {
         let handle = handle
         try await blockingCalls.run {
-            let list = makePartitionList([(partition, offset.native)])
-            defer { rd_kafka_topic_partition_list_destroy(list) }
-            if let error = try handle.use({ rd_kafka_seek_partitions($0, list, 10_000) }) {
+            let list = NativePartitionList(offsets: [(partition, offset.native)])
+            let error = try handle.use { client in
+                list.withUnsafeMutablePointer { rd_kafka_seek_partitions(client, $0, 10_000) }
+            }
+            if let error {
                 throw KafkaError(consuming: error, context: "seek \(partition)")
             }
-            if let (_, _, code) = readPartitionList(list).first, code != RD_KAFKA_RESP_ERR_NO_ERROR {
-                throw KafkaError(code, context: "seek \(partition)")
+            if let entry = list.entries.first, entry.error != RD_KAFKA_RESP_ERR_NO_ERROR {
+                throw KafkaError(entry.error, context: "seek \(partition)")
             }
         }
     }
@@ -425,15 +424,14 @@ private struct PollLoop: Sendable {
 private func noteStartOffsets(
     _ handle: OpaquePointer, _ partitions: UnsafeMutablePointer<rd_kafka_topic_partition_list_t>, _ context: ConsumerContext
 ) {
-    guard let copy = rd_kafka_topic_partition_list_copy(partitions) else { return }
-    defer { rd_kafka_topic_partition_list_destroy(copy) }
-    let result = rd_kafka_committed(handle, copy, 10_000)
+    guard let copy = NativePartitionList(copying: partitions) else { return }
+    let result = copy.withUnsafeMutablePointer { rd_kafka_committed(handle, $0, 10_000) }
     guard result == RD_KAFKA_RESP_ERR_NO_ERROR else {
         context.logger.warning("Committed offsets of assigned partitions not read: \(KafkaError(result)); their lag is unknown until their first record")
         return
     }
     context.startOffsets.withLock { starts in
-        for (partition, offset, _) in readPartitionList(copy) { starts[partition] = .some(offset >= 0 ? offset : nil) }
+        for entry in copy.entries { starts[entry.partition] = .some(entry.offset >= 0 ? entry.offset : nil) }
     }
 }
 
@@ -443,7 +441,7 @@ private let rebalanceCallback: @convention(c) (
     guard let handle, let partitions, let opaque else { return }
     let context = Unmanaged<ConsumerContext>.fromOpaque(opaque).takeUnretainedValue()
     let cooperative = String(cString: rd_kafka_rebalance_protocol(handle)) == "COOPERATIVE"
-    let topicPartitions = readPartitionList(partitions).map(\.0)
+    let topicPartitions = NativePartitionList.entries(ofBorrowed: partitions).map(\.partition)
     switch reason {
     case RD_KAFKA_RESP_ERR__ASSIGN_PARTITIONS:
         context.logger.info("Partitions assigned: \(topicPartitions.map(\.description).joined(separator: ", "))")
