@@ -76,11 +76,11 @@ import Testing
             _ = checkRepeatsAreIdentical(live)
             // Passed in 3 of the 5 runs made on 2026-11-24; in the other two 3,561 and 3,044 of 4,000
             // commands differed from render (device inversions such as wm310 before wm299, across
-            // conversations); in the three runs of a later evening all 4,000 differed: every sender
-            // unresolved (identityResolved false, the user id for a name). The burst comes while the
-            // processes start, and the identity follower tells the tasks nothing about chat.identities
-            // until it has read records, so nothing holds the messages for the identities; the
-            // identity wait then ends in the burst's event time first. Recorded until fixed.
+            // conversations); in three runs of a later evening every sender went out unresolved: the
+            // tasks were not told of chat.identities before the follower's first batch, and a task
+            // assigned after it started from the identities as loaded. Both fixed on 2026-11-25;
+            // since, 3 runs of 3 passed. Recorded as intermittent until the suite has run clean
+            // more often.
             try withKnownIssue("a burst through three processes with a kill sometimes folds out of event-time order (issue 22)",
                                isIntermittent: true) {
                 try checkAgainstReference(live, expected: expected)
