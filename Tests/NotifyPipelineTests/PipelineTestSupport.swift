@@ -170,6 +170,11 @@ final class RunningPipeline: Sendable {
         task.cancel()
         try await task.value
     }
+
+    /// A test that throws before ``stop()`` leaves no pipeline running into the next test.
+    deinit {
+        task.cancel()
+    }
 }
 
 /// The commands as comparable lines: id and bytes.
