@@ -12,7 +12,7 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: [
         .executable(name: "notify", targets: ["notify"]),
-        .library(name: "Kafka", targets: ["Kafka"]),
+        .library(name: "NotifyKafka", targets: ["NotifyKafka"]),
         .library(name: "NotifyCore", targets: ["NotifyCore"]),
         .library(name: "NotifyService", targets: ["NotifyService"]),
         .library(name: "NotifySinks", targets: ["NotifySinks"]),
@@ -34,7 +34,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-collections", from: "1.6.0"),
     ],
     targets: [
-        // The C binding of librdkafka. Only the `Kafka` module imports it.
+        // The C binding of librdkafka. Only the `NotifyKafka` module imports it.
         .systemLibrary(
             name: "CRdkafka",
             pkgConfig: "rdkafka",
@@ -42,7 +42,7 @@ let package = Package(
         ),
         // Swift client for Kafka over librdkafka: producer, consumer, admin, embedded broker.
         .target(
-            name: "Kafka",
+            name: "NotifyKafka",
             dependencies: [
                 "CRdkafka",
                 .product(name: "Logging", package: "swift-log"),
@@ -64,7 +64,7 @@ let package = Package(
         .target(
             name: "NotifyService",
             dependencies: [
-                "Kafka",
+                "NotifyKafka",
                 "NotifyBuild",
                 "NotifyCore",
                 .product(name: "Configuration", package: "swift-configuration"),
@@ -79,7 +79,7 @@ let package = Package(
         .target(
             name: "NotifyPipeline",
             dependencies: [
-                "Kafka",
+                "NotifyKafka",
                 "NotifyCore",
                 .product(name: "DequeModule", package: "swift-collections"),
                 .product(name: "HeapModule", package: "swift-collections"),
@@ -93,7 +93,7 @@ let package = Package(
         .target(
             name: "NotifySinks",
             dependencies: [
-                "Kafka",
+                "NotifyKafka",
                 "NotifyCore",
                 "NotifyPipeline",
                 .product(name: "Logging", package: "swift-log"),
@@ -138,7 +138,7 @@ let package = Package(
         .target(
             name: "NotifyCLI",
             dependencies: [
-                "Kafka",
+                "NotifyKafka",
                 "NotifyBuild",
                 "NotifyCore",
                 "NotifyService",
@@ -159,7 +159,7 @@ let package = Package(
         .executableTarget(
             name: "notify-bench",
             dependencies: [
-                "Kafka",
+                "NotifyKafka",
                 "NotifyCore",
                 "NotifyPipeline",
                 "NotifySinks",
@@ -177,7 +177,7 @@ let package = Package(
             path: "Benchmarks/rdkafka-passthrough",
             linkerSettings: [.linkedLibrary("rdkafka")]
         ),
-        .testTarget(name: "KafkaTests", dependencies: ["Kafka", "NotifyTestSupport"]),
+        .testTarget(name: "NotifyKafkaTests", dependencies: ["NotifyKafka", "NotifyTestSupport"]),
         .testTarget(
             name: "NotifyCoreTests",
             dependencies: ["NotifyCore", "CSHA256", "NotifyTestSupport", .product(name: "Crypto", package: "swift-crypto")],
@@ -195,12 +195,12 @@ let package = Package(
         ),
         .testTarget(
             name: "NotifyPipelineTests",
-            dependencies: ["NotifyPipeline", "Kafka", "NotifyCore", "NotifySinks", "NotifySinkStandIns", "NotifyTestSupport"]
+            dependencies: ["NotifyPipeline", "NotifyKafka", "NotifyCore", "NotifySinks", "NotifySinkStandIns", "NotifyTestSupport"]
         ),
         .testTarget(
             name: "NotifySinksTests",
             dependencies: [
-                "Kafka",
+                "NotifyKafka",
                 "NotifyCore",
                 "NotifySinks",
                 "NotifySinkStandIns",
@@ -213,7 +213,7 @@ let package = Package(
             name: "NotifyCLITests",
             dependencies: [
                 "NotifyCLI",
-                "Kafka",
+                "NotifyKafka",
                 "NotifyBuild",
                 "NotifyCore",
                 "NotifyService",

@@ -1,6 +1,6 @@
 import ArgumentParser
 import Foundation
-import Kafka
+import NotifyKafka
 import Logging
 
 /// `notify broker`: the embedded Kafka-protocol broker, until SIGINT or SIGTERM.

@@ -1,6 +1,6 @@
 import ArgumentParser
 import Foundation
-import Kafka
+import NotifyKafka
 import Logging
 import NotifyCore
 import NotifyService

@@ -1,6 +1,6 @@
 import ArgumentParser
 import Foundation
-import Kafka
+import NotifyKafka
 import NotifyService
 
 /// The options every command whose work depends on the settings takes: the config file and `--set`

@@ -1,5 +1,5 @@
 import ArgumentParser
-import Kafka
+import NotifyKafka
 import Logging
 import NotifyCore
 

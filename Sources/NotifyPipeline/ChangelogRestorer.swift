@@ -1,4 +1,4 @@
-import Kafka
+import NotifyKafka
 import Logging
 
 /// Reads a partition of a compacted topic from an offset up to its end as it

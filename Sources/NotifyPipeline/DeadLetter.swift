@@ -1,4 +1,4 @@
-import Kafka
+import NotifyKafka
 import Logging
 import NotifyCore
 

@@ -1,6 +1,6 @@
 import DequeModule
 import HeapModule
-import Kafka
+import NotifyKafka
 import NotifyCore
 
 /// How far one stage-1 task has come, as it tells stage 2 in the `notify-mark` header of its

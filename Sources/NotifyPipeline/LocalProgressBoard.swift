@@ -1,4 +1,4 @@
-import Kafka
+import NotifyKafka
 import Synchronization
 
 /// The progress marks of one instance's tasks, shared in memory with the readers in the same

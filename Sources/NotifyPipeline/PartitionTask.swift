@@ -1,4 +1,4 @@
-import Kafka
+import NotifyKafka
 import NotifyCore
 
 /// What a batch of input made, ready for Kafka: outputs (with dead letters)

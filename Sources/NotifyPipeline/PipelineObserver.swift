@@ -1,4 +1,4 @@
-import Kafka
+import NotifyKafka
 import NotifyCore
 
 /// Hooks for what the pipeline does, for logs, metrics and the live console.

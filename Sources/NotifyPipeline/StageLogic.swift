@@ -1,4 +1,4 @@
-import Kafka
+import NotifyKafka
 import NotifyCore
 
 /// One of the two stages as the Kafka shell sees it: the topics that feed it,

@@ -1,5 +1,5 @@
 import AsyncHTTPClient
-import Kafka
+import NotifyKafka
 import Logging
 import NIOCore
 import NotifyCore

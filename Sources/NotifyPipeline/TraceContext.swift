@@ -1,4 +1,4 @@
-import Kafka
+import NotifyKafka
 import Synchronization
 
 /// A W3C trace context (`traceparent`: `00-<trace id>-<parent span id>-<flags>`), carried in the

@@ -1,5 +1,5 @@
 import ArgumentParser
-import Kafka
+import NotifyKafka
 import NotifyCore
 
 /// `notify-bench partition-check --count N`: the work the pipeline adds to every record of a users'

@@ -1,9 +1,9 @@
 import ArgumentParser
 import Foundation
-import Kafka
+import NotifyKafka
 import Logging
 
-/// `notify-bench passthrough`: consume N records through the Kafka module and
+/// `notify-bench passthrough`: consume N records through the NotifyKafka module and
 /// produce one record per input with the same key; the C twin is
 /// `rdkafka-passthrough` (Benchmarks/passthrough.sh runs both side by side).
 struct PassthroughBenchmark: AsyncParsableCommand {

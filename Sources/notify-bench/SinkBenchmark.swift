@@ -1,7 +1,7 @@
 import ArgumentParser
 import Crypto
 import Foundation
-import Kafka
+import NotifyKafka
 import Logging
 import NotifyCore
 import NotifyPipeline

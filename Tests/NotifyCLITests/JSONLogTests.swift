@@ -58,10 +58,10 @@ import Testing
         // librdkafka's lines, through the client's logger.
         let librdkafka = objects.filter { ($0["metadata"] as? [String: Any])?["librdkafka.facility"] != nil }
         #expect(!librdkafka.isEmpty)
-        #expect(librdkafka.allSatisfy { $0["source"] as? String == "Kafka" })
+        #expect(librdkafka.allSatisfy { $0["source"] as? String == "NotifyKafka" })
         // The libraries': the service lifecycle's and the HTTP server's.
         let sources = Set(objects.compactMap { $0["source"] as? String })
-        #expect(sources.isSuperset(of: ["NotifyCLI", "Kafka", "ServiceLifecycle", "HummingbirdCore"]), "\(sources.sorted())")
+        #expect(sources.isSuperset(of: ["NotifyCLI", "NotifyKafka", "ServiceLifecycle", "HummingbirdCore"]), "\(sources.sorted())")
         // Standard output keeps its readable lines, and no log line.
         #expect(dev.standardOutput.contains { $0.hasPrefix("  console     http://") })
         #expect(!dev.standardOutput.contains { $0.hasPrefix("{") })

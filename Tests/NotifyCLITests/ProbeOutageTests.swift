@@ -1,6 +1,6 @@
 import AsyncHTTPClient
 import Foundation
-import Kafka
+import NotifyKafka
 import Logging
 import NotifyCore
 import Testing

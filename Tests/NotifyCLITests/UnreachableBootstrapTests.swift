@@ -1,5 +1,5 @@
 import Foundation
-@testable import Kafka
+@testable import NotifyKafka
 import Logging
 import NotifyCore
 import Testing

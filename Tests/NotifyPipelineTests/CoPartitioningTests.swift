@@ -1,5 +1,5 @@
 import Foundation
-import Kafka
+import NotifyKafka
 import NotifyCore
 import Testing
 @testable import NotifyPipeline

@@ -1,5 +1,5 @@
 import Foundation
-import Kafka
+import NotifyKafka
 import Logging
 import NotifyCore
 import Synchronization

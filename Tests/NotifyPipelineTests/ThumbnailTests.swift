@@ -1,5 +1,5 @@
 import Glibc
-import Kafka
+import NotifyKafka
 import NotifyCore
 import NotifySinkStandIns
 import Testing

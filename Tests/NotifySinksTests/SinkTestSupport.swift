@@ -1,6 +1,6 @@
 import Crypto
 import Foundation
-import Kafka
+import NotifyKafka
 import Logging
 import NotifyCore
 import NotifySinkStandIns

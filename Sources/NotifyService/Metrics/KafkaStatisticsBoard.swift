@@ -1,4 +1,4 @@
-import Kafka
+import NotifyKafka
 import Synchronization
 
 /// The latest statistics of each Kafka client of the process, as gauges. A client that has not

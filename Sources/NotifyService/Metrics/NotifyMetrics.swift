@@ -1,5 +1,5 @@
 import CoreMetrics
-import Kafka
+import NotifyKafka
 import Metrics
 import NotifyBuild
 import NotifyCore

@@ -1,4 +1,4 @@
-import Kafka
+import NotifyKafka
 import NotifyCore
 import Synchronization
 

@@ -1,5 +1,5 @@
 import Foundation
-import Kafka
+import NotifyKafka
 import NotifyCore
 import NotifyPipeline
 import NotifySinks

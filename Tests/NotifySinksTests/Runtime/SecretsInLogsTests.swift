@@ -1,7 +1,7 @@
 import Crypto
 import Foundation
 import HummingbirdWSClient
-import Kafka
+import NotifyKafka
 import NotifyCore
 import NotifySinkStandIns
 import NotifySinks

@@ -1,4 +1,4 @@
-import Kafka
+import NotifyKafka
 import Testing
 
 /// A consumer asked something while or after it closes answers with an error, never from a

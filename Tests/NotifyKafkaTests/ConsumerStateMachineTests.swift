@@ -1,4 +1,4 @@
-@testable import Kafka
+@testable import NotifyKafka
 import Testing
 
 /// The consumer's lifecycle, without a broker: which calls may use the client, when the poll

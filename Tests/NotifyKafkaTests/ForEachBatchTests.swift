@@ -1,4 +1,4 @@
-import Kafka
+import NotifyKafka
 import Testing
 
 /// `forEachBatch` leaves nothing of the consumer behind: by the time it returns or rethrows, the

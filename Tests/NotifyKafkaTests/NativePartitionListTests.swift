@@ -1,5 +1,5 @@
 import CRdkafka
-@testable import Kafka
+@testable import NotifyKafka
 import Testing
 
 /// The owned librdkafka partition list, without a broker: what goes in comes out by name,

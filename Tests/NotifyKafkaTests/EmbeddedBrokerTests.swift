@@ -1,6 +1,6 @@
 import Foundation
 import Glibc
-import Kafka
+import NotifyKafka
 import Testing
 
 @Suite struct EmbeddedBrokerTests {

@@ -1,4 +1,4 @@
-import Kafka
+import NotifyKafka
 import Testing
 
 /// librdkafka's statistics reach the reporter of a producer and a consumer, read into figures.
