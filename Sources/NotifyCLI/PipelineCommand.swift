@@ -48,7 +48,7 @@ struct PipelineCommand: AsyncParsableCommand {
         let core = try settings.coreConfiguration()
         let shell = ServiceShell(settings: settings, logger: logger, console: ConsoleFeed(categories: core.categories))
         shell.metrics.bootstrapMetricsSystem()
-        let pipeline = NotifyPipeline(
+        let pipeline = PipelineInstance(
             settings: try settings.pipelineSettings(core: core).reporting(to: shell.metrics), observer: .service(shell), logger: logger)
         try await shell.run([PipelineService(pipeline: pipeline)]) { address in
             logger.info("Serving /healthz, /readyz, /metrics and the console at http://\(address)")
@@ -59,7 +59,7 @@ struct PipelineCommand: AsyncParsableCommand {
 /// The pipeline as a service of the lifecycle: on graceful shutdown it stops fetching, finishes
 /// in-flight work, commits and leaves its groups.
 struct PipelineService: Service {
-    let pipeline: NotifyPipeline
+    let pipeline: PipelineInstance
 
     func run() async throws {
         try await cancelWhenGracefulShutdown { try await pipeline.run() }

@@ -65,7 +65,7 @@ public struct PipelineSettings: Sendable {
 /// own state, restored from the stage's changelog before it processes a
 /// record. ``run()`` returns when the task running it is cancelled, after
 /// finishing in-flight work, committing and leaving the group.
-public final class NotifyPipeline: Sendable {
+public final class PipelineInstance: Sendable {
     private let settings: PipelineSettings
     private let observer: PipelineObserver
     private let logger: Logger

@@ -77,7 +77,7 @@ struct PipelineBenchmark: AsyncParsableCommand {
         let acknowledged = CommandClock(capacity: count + total)
         let hops = HopClock()
         let forced = Atomic<Int>(0)
-        let pipeline = NotifyPipeline(
+        let pipeline = PipelineInstance(
             settings: PipelineSettings(client: client, groupId: "bench-\(run)",
                                        core: try CoreConfiguration.load(schemasDirectory: schemas),
                                        saveInterval: .milliseconds(Int64(saveInterval * 1000)),

@@ -13,7 +13,7 @@ import Testing
         try await withPipelineBroker(partitions: 4, unequal: [topic: 2]) { broker in
             let settings = PipelineSettings(
                 client: client(broker), groupId: "co-partitioning", stages: [stage], core: configuration)
-            let pipeline = NotifyPipeline(settings: settings, logger: testLogger)
+            let pipeline = PipelineInstance(settings: settings, logger: testLogger)
             let error = await #expect(throws: PipelineError.self) {
                 try await withThrowingTaskGroup(of: Void.self) { group in
                     group.addTask { try await pipeline.run() }

@@ -15,7 +15,7 @@ import Testing
         try await withPipelineBroker { broker in
             var settings = PipelineSettings(client: client(broker), groupId: "dead-letter-size", core: configuration)
             settings.client.properties["message.max.bytes"] = "100000"
-            let pipeline = NotifyPipeline(settings: settings, logger: testLogger)
+            let pipeline = PipelineInstance(settings: settings, logger: testLogger)
             let running = Task { try await pipeline.run() }
             defer { running.cancel() }
             let deadline = ContinuousClock.now + .seconds(60)

@@ -143,7 +143,7 @@ struct TestTimeout: Error, CustomStringConvertible {
 
 /// A pipeline instance running in this process until stopped.
 final class RunningPipeline: Sendable {
-    let pipeline: NotifyPipeline
+    let pipeline: PipelineInstance
     private let task: Task<Void, any Error>
 
     init(_ broker: EmbeddedBroker, configuration: CoreConfiguration, group: String = "notify-tests",
@@ -151,7 +151,7 @@ final class RunningPipeline: Sendable {
          adjusting adjust: (inout PipelineSettings) -> Void = { _ in }) {
         var settings = PipelineSettings(client: client(broker), groupId: group, core: configuration, thumbnails: thumbnails)
         adjust(&settings)
-        pipeline = NotifyPipeline(settings: settings, observer: observer, logger: logger)
+        pipeline = PipelineInstance(settings: settings, observer: observer, logger: logger)
         let pipeline = pipeline
         task = Task { try await pipeline.run() }
     }
