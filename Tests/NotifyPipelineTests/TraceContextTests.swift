@@ -13,12 +13,25 @@ import Testing
         #expect(context?.traceId == "4bf92f3577b34da6a3ce929d0e0e4736")
         #expect(context?.description == Self.incoming)
         for bad in ["", "01-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01", "00-xyz-00f067aa0ba902b7-01",
-                    "00-00000000000000000000000000000000-00f067aa0ba902b7-01"] {
+                    "00-00000000000000000000000000000000-00f067aa0ba902b7-01", Self.incoming.uppercased()] {
             #expect(TraceContext(headers: [KafkaHeader(name: "traceparent", string: bad)]) == nil, "\(bad)")
         }
         let child = context!.child()
         #expect(child.traceId == context!.traceId)
         #expect(child.spanId != context!.spanId)
+    }
+
+    static let state = "congo=t61rcWkgMzE,rojo=00f067aa0ba902b7"
+    static let headers = [KafkaHeader(name: "traceparent", string: incoming), KafkaHeader(name: "tracestate", string: state)]
+    static let upperCase = [KafkaHeader(name: "traceparent", string: incoming.uppercased()), KafkaHeader(name: "tracestate", string: state)]
+
+    /// `tracestate` goes on with the trace: a child keeps it, and a record traced with it carries it.
+    @Test func tracestateGoesOnWithTheTrace() throws {
+        let context = try #require(TraceContext(headers: Self.headers))
+        let made = OutgoingRecord(topic: Topic.fanout, key: nil, value: []).traced(context.child())
+        #expect(TraceContext(headers: made.headers)?.traceId == context.traceId)
+        #expect(made.headers.string(for: "tracestate") == Self.state)
+        #expect(TraceContext(headers: Self.upperCase) == nil, "upper-case hex is refused, and its tracestate with it")
     }
 
     /// A running pipeline that has read Alice, Bob, their conversation and Bob's phone.
