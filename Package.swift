@@ -1,4 +1,4 @@
-// swift-tools-version:6.0
+// swift-tools-version:6.1
 import PackageDescription
 
 // The executables allocate through jemalloc (Debian's libjemalloc-dev) on Linux, not glibc's malloc:
@@ -32,6 +32,9 @@ let package = Package(
         .package(url: "https://github.com/hummingbird-project/hummingbird-websocket", from: "2.8.1"),
         .package(url: "https://github.com/apple/swift-nio-http2", from: "1.46.0"),
         .package(url: "https://github.com/apple/swift-collections", from: "1.6.0"),
+        .package(url: "https://github.com/apple/swift-distributed-tracing", from: "1.7.3"),
+        // OTLP/HTTP only: the OTLPGRPC trait would bring gRPC's packages into the build.
+        .package(url: "https://github.com/swift-otel/swift-otel", from: "1.6.0", traits: ["OTLPHTTP"]),
     ],
     targets: [
         // The C binding of librdkafka. Only the `NotifyKafka` module imports it.
@@ -73,6 +76,8 @@ let package = Package(
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "OTel", package: "swift-otel"),
+                .product(name: "Tracing", package: "swift-distributed-tracing"),
             ]
         ),
         // The Kafka shell around the core: the two stages as consumer-group members.
@@ -86,6 +91,7 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "Tracing", package: "swift-distributed-tracing"),
             ]
         ),
         // Delivery sinks: the shared runtime (order, dedupe, expiry, retries, DLQ, outcomes)
@@ -111,6 +117,7 @@ let package = Package(
                 .product(name: "NIOHTTP2", package: "swift-nio-http2"),
                 .product(name: "NIOHPACK", package: "swift-nio-http2"),
                 .product(name: "NIOTLS", package: "swift-nio"),
+                .product(name: "Tracing", package: "swift-distributed-tracing"),
             ]
         ),
         // Loopback stand-ins for the services the sinks talk to (APNs over HTTP/2, FCM and its
@@ -195,7 +202,10 @@ let package = Package(
         ),
         .testTarget(
             name: "NotifyPipelineTests",
-            dependencies: ["NotifyPipeline", "NotifyKafka", "NotifyCore", "NotifySinks", "NotifySinkStandIns", "NotifyTestSupport"]
+            dependencies: [
+                "NotifyPipeline", "NotifyKafka", "NotifyCore", "NotifySinks", "NotifySinkStandIns", "NotifyTestSupport",
+                .product(name: "OTel", package: "swift-otel"),
+            ]
         ),
         .testTarget(
             name: "NotifySinksTests",

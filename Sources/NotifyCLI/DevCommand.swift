@@ -67,7 +67,9 @@ struct DevCommand: AsyncParsableCommand {
             let core = try settings.coreConfiguration()
             var logger = settings.logger(label: "notify.dev")
             if logger.logLevel == .info { logger.logLevel = .notice }
-            let shell = ServiceShell(settings: settings, logger: logger, console: ConsoleFeed(categories: core.categories))
+            let traceExport = try TraceExport.bootstrapForCommand(serviceName: "notify-dev", logger: logger)
+            let shell = ServiceShell(
+                settings: settings, logger: logger, console: ConsoleFeed(categories: core.categories), traceExport: traceExport)
             shell.metrics.bootstrapMetricsSystem()
             var client = KafkaClientConfiguration(
                 bootstrapServers: broker.bootstrapServers, clientId: "notify-dev", properties: settings.kafka.properties)

@@ -43,10 +43,12 @@ struct PipelineCommand: AsyncParsableCommand {
             ("thumbnails.url", "--thumbnail-service", thumbnailService),
         ])
         settings.startLogging()
-        try await service.requireKafka(settings, kafka: kafka)
         let logger = settings.logger(label: "notify.pipeline")
+        let traceExport = try TraceExport.bootstrapForCommand(serviceName: "notify-pipeline", logger: logger)
+        try await service.requireKafka(settings, kafka: kafka)
         let core = try settings.coreConfiguration()
-        let shell = ServiceShell(settings: settings, logger: logger, console: ConsoleFeed(categories: core.categories))
+        let shell = ServiceShell(
+            settings: settings, logger: logger, console: ConsoleFeed(categories: core.categories), traceExport: traceExport)
         shell.metrics.bootstrapMetricsSystem()
         let pipeline = PipelineInstance(
             settings: try settings.pipelineSettings(core: core).reporting(to: shell.metrics), observer: .service(shell), logger: logger)

@@ -86,9 +86,10 @@ struct SinkCommand: AsyncParsableCommand {
     func run() async throws {
         let settings = try await service.loadSettings(kafka: kafka)
         settings.startLogging()
-        try await service.requireKafka(settings, kafka: kafka)
         let logger = settings.logger(label: "notify.sink.\(kind.rawValue)")
-        let shell = ServiceShell(settings: settings, logger: logger)
+        let traceExport = try TraceExport.bootstrapForCommand(serviceName: "notify-sink-\(kind.rawValue)", logger: logger)
+        try await service.requireKafka(settings, kafka: kafka)
+        let shell = ServiceShell(settings: settings, logger: logger, traceExport: traceExport)
         shell.metrics.bootstrapMetricsSystem()
         let transport = HTTPTransportConfiguration(caFile: caFile, connections: connections)
         shell.metrics.startSinkSeries(kind: kind.rawValue)

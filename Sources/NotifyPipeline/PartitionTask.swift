@@ -1,5 +1,6 @@
 import NotifyKafka
 import NotifyCore
+import Tracing
 
 /// What a batch of input made, ready for Kafka: outputs (with dead letters)
 /// first, then (when the tasks save, see ``PartitionTask/save(logic:)``) the
@@ -120,6 +121,8 @@ struct PartitionTask<Logic: StageLogic>: Sendable {
     /// For keys forwarded here from other partitions: topic and key → the partition they came from,
     /// to notice a key that arrives from several (a random partitioner). Forgotten past 10,000 keys.
     var forwardedFrom: [String: Int32] = [:]
+    /// Whether folds record spans (see ``RecordTracing``).
+    var tracing = RecordTracing.off
 
     init(partition: Int32, partitionCount: Int32 = 1, state: Logic.State, merge: EventTimeMerge<Logic.Input>) {
         self.partition = partition
@@ -311,7 +314,7 @@ struct PartitionTask<Logic: StageLogic>: Sendable {
         if let earliest = merge.earliest, earliest <= time.milliseconds { time = EventTime(milliseconds: earliest - 1) }
         guard logic.now(state).map({ time > $0 }) ?? true else { return output }
         var touched: Set<String> = []
-        apply(logic.fold(&state, logic.clock(time)), touched: &touched, into: &output)
+        apply(logic.fold(&state, logic.clock(time)), logic: logic, touched: &touched, into: &output)
         finish(touched: touched, logic: logic)
         return output
     }
@@ -402,6 +405,7 @@ struct PartitionTask<Logic: StageLogic>: Sendable {
 
     private mutating func fold(_ decoded: DecodedRecord, logic: Logic, touched: inout Set<String>, into output: inout TaskOutput) {
         let (record, event) = (decoded.record, decoded.event)
+        let started = tracing.startTime()
         let step = logic.fold(&state, decoded.input)
         if let rejection = step.rejection {
             output.deadLetters.append(DeadLetter(record, reason: rejection))
@@ -417,14 +421,44 @@ struct PartitionTask<Logic: StageLogic>: Sendable {
             waiting[id] = Position(key: event.key, topic: record.topic, offset: record.offset)
             output.identityWaits += 1
         }
-        // Outputs continue the input's trace (or start one): see ``TraceContext``.
-        apply(step, trace: TraceContext(headers: record.headers) ?? TraceContext.start(), touched: &touched, into: &output)
+        // Outputs continue the input's trace (or start one): see ``RecordTracing``.
+        let span = foldSpan(of: record, made: step, logic: logic, startedAt: started)
+        apply(step, trace: span, logic: logic, touched: &touched, into: &output)
+        span?.end()
+    }
+
+    /// The span of the fold of `record` that made `step`, when it made records (table updates, restored
+    /// at every assignment, make none, and no span). Off, no span: the trace the outputs continue.
+    private func foldSpan(
+        of record: KafkaRecord, made step: StageStep, logic: Logic, startedAt start: DefaultTracerClock.Instant?
+    ) -> RecordSpan? {
+        guard !step.outputs.isEmpty else { return nil }
+        let span = tracing.startSpan(logic.name.foldSpanName, continuing: record.headers, at: start)
+        if tracing.isOn {
+            span.set("messaging.system", "kafka")
+            span.set("messaging.destination.name", record.topic)
+            span.set("messaging.destination.partition.id", "\(record.partition)")
+            span.set("messaging.kafka.offset", Int(record.offset))
+        }
+        return span
     }
 
     /// Adds what a fold made to `output`. Its records continue `trace`, the trace of the record
-    /// that made them; those made by no record (released by time) start a trace each.
-    private func apply(_ step: StageStep, trace: TraceContext? = nil, touched: inout Set<String>, into output: inout TaskOutput) {
-        for record in step.outputs { output.records.append(record.traced(trace?.child() ?? .start())) }
+    /// that made them; those made by no record (released by time) start a trace each, or (tracing on)
+    /// one for the fold.
+    private func apply(
+        _ step: StageStep, trace: RecordSpan? = nil, logic: Logic, touched: inout Set<String>, into output: inout TaskOutput
+    ) {
+        if let trace {
+            for record in step.outputs { output.records.append(record.traced(trace)) }
+        } else if tracing.isOn, !step.outputs.isEmpty {
+            let span = tracing.startSpan(logic.name.foldSpanName, continuing: [])
+            span.set("notify.fold.input", "clock")
+            for record in step.outputs { output.records.append(record.traced(span)) }
+            span.end()
+        } else {
+            for record in step.outputs { output.records.append(record.traced(TraceContext.start())) }
+        }
         output.commands += step.commands
         output.decisions += step.decisions
         output.identityTimeouts += step.unresolvedIdentities

@@ -101,6 +101,7 @@ public final class PipelineInstance: Sendable {
             logger: logger)
         let limits = RecordLimits(maxRecordBytes: settings.maxRecordBytes)
         let localMarks = LocalProgressBoard()
+        let tracing = RecordTracing.bootstrapped
         do {
             try await withThrowingTaskGroup(of: Void.self) { group in
                 if settings.stages.contains(.fanout) {
@@ -116,7 +117,7 @@ public final class PipelineInstance: Sendable {
                             lateness: settings.lateness.milliseconds, maximumWait: settings.maximumEventTimeWait,
                             localMarks: localMarks),
                         partitionCount: try await partitionCount(of: Topic.messages, admin),
-                        markPartitions: try await partitionCount(of: Topic.fanout, admin), logger: logger)
+                        markPartitions: try await partitionCount(of: Topic.fanout, admin), tracing: tracing, logger: logger)
                     let thumbnails = settings.thumbnails.map { MessageThumbnails(settings: $0, logger: logger) }
                     await runner.expectBroadcast(of: Topic.identities, partitions: positions.keys.map(\.partition))
                     group.addTask { try await self.consume(with: runner, thumbnails: thumbnails) }
@@ -140,7 +141,8 @@ public final class PipelineInstance: Sendable {
                             ],
                             lateness: settings.lateness.milliseconds, maximumWait: settings.maximumEventTimeWait,
                             localMarks: localMarks),
-                        partitionCount: try await partitionCount(of: Topic.fanout, admin), markPartitions: nil, logger: logger)
+                        partitionCount: try await partitionCount(of: Topic.fanout, admin), markPartitions: nil, tracing: tracing,
+                        logger: logger)
                     group.addTask { try await self.consume(with: runner) }
                     group.addTask { try await self.tick(runner) }
                     group.addTask { try await self.announceMarks(runner) }

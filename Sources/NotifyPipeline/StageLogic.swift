@@ -60,6 +60,14 @@ public enum StageName: String, Sendable, CaseIterable {
     /// Stage 2: recipients to one command per device.
     case route
 
+    /// The name of the span of one fold (see ``RecordTracing``).
+    public var foldSpanName: String {
+        switch self {
+        case .fanout: "fanout fold"
+        case .route: "route fold"
+        }
+    }
+
     /// Every topic the stage reads, each a source of dead letters: its inputs, and for the fanout
     /// stage `chat.identities`, which it reads as a table.
     public var topicsRead: [String] {

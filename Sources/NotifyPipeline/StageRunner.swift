@@ -22,6 +22,8 @@ actor StageRunner<Logic: StageLogic> {
     private let observer: PipelineObserver
     private let logger: Logger
     private let limits: RecordLimits
+    /// Whether the tasks' folds record spans.
+    private let tracing: RecordTracing
     private let deadLetters: DeadLetterWriter
     /// How long changes gather before the changelog is written; a key changed many times meanwhile
     /// gets one record.
@@ -62,8 +64,9 @@ actor StageRunner<Logic: StageLogic> {
 
     init(logic: Logic, producer: KafkaProducer, restorer: ChangelogRestorer, observer: PipelineObserver,
          limits: RecordLimits, deadLetters: DeadLetterWriter, saveInterval: Duration, merge: EventTimeMerge<Logic.Input>,
-         partitionCount: Int32, markPartitions: Int32?, logger: Logger) {
+         partitionCount: Int32, markPartitions: Int32?, tracing: RecordTracing = .off, logger: Logger) {
         self.deadLetters = deadLetters
+        self.tracing = tracing
         var markTargets = [(topic: logic.repartitionTopic, partitions: partitionCount)]
         if let markPartitions, let output = logic.outputTopic { markTargets.append((output, markPartitions)) }
         self.markTargets = markTargets
@@ -240,6 +243,7 @@ actor StageRunner<Logic: StageLogic> {
             let kept = standby.removeValue(forKey: partition)
             var task = kept?.task ?? PartitionTask(partition: partition, partitionCount: partitionCount, state: logic.initialState(), merge: merge)
             if kept != nil { task.resume(with: merge) }
+            task.tracing = tracing
             // The consumer forgets stored offsets with its assignment: the next save stores them anew.
             task.savedOffsets = [:]
             let started = ContinuousClock.now

@@ -1,12 +1,16 @@
 import NotifyKafka
 import Synchronization
 
-/// A W3C trace context (`traceparent`: `00-<trace id>-<parent span id>-<flags>`), carried in the
-/// Kafka headers of every record made from a message: the message event, its fanout records,
-/// their commands and the sinks' outcomes. Each hop keeps the trace id and takes a new span id.
+/// A W3C trace context (`traceparent`: `00-<trace id>-<parent span id>-<flags>`, and the vendors'
+/// `tracestate` beside it), carried in the Kafka headers of every record made from a message: the
+/// message event, its fanout records, their commands and the sinks' outcomes. Each hop keeps the
+/// trace id (and `tracestate`) and takes a new span id: the id of the span it records when tracing is
+/// on (``RecordTracing``), a fresh one otherwise.
 public struct TraceContext: Sendable, Hashable, CustomStringConvertible {
     /// The header that carries it.
     public static let header = "traceparent"
+    /// The header that carries the vendors' state, passed on unchanged with a valid `traceparent`.
+    public static let stateHeader = "tracestate"
 
     // The ids as numbers, not text: a record's trace is read, continued and written once per hop,
     // and numbers need no allocation. They are text only in the header (and when asked for).
@@ -14,6 +18,8 @@ public struct TraceContext: Sendable, Hashable, CustomStringConvertible {
     private let traceLow: UInt64
     private let span: UInt64
     private let flagBits: UInt8
+    /// The `tracestate` header's value as it came, if there was one.
+    public let state: [UInt8]?
 
     /// 32 lowercase hex digits.
     public var traceId: String { Self.hex(traceHigh, digits: 16) + Self.hex(traceLow, digits: 16) }
@@ -22,7 +28,9 @@ public struct TraceContext: Sendable, Hashable, CustomStringConvertible {
     /// `01` when sampled.
     public var flags: String { Self.hex(UInt64(flagBits), digits: 2) }
 
-    /// The context in `headers`, if there is a well-formed one (hex digits read in either case).
+    /// The context in `headers`, if there is a well-formed one, with its `tracestate`. Hex digits must
+    /// be lower-case: the W3C spec makes a `traceparent` with upper-case ones invalid, and an invalid
+    /// one is treated as absent (the receiver starts a new trace).
     public init?(headers: [KafkaHeader]) {
         guard let value = headers.first(where: { $0.name == Self.header })?.value, value.count == Self.length else { return nil }
         // 00-<32 hex>-<16 hex>-<2 hex>
@@ -32,14 +40,16 @@ public struct TraceContext: Sendable, Hashable, CustomStringConvertible {
               let span = Self.number(value[36..<52]), let flags = Self.number(value[53..<55]),
               traceHigh | traceLow != 0, span != 0
         else { return nil }
-        self.init(traceHigh: traceHigh, traceLow: traceLow, span: span, flagBits: UInt8(flags))
+        let state = headers.first(where: { $0.name == Self.stateHeader })?.value
+        self.init(traceHigh: traceHigh, traceLow: traceLow, span: span, flagBits: UInt8(flags), state: state)
     }
 
-    private init(traceHigh: UInt64, traceLow: UInt64, span: UInt64, flagBits: UInt8) {
+    private init(traceHigh: UInt64, traceLow: UInt64, span: UInt64, flagBits: UInt8, state: [UInt8]? = nil) {
         self.traceHigh = traceHigh
         self.traceLow = traceLow
         self.span = span
         self.flagBits = flagBits
+        self.state = state
     }
 
     /// A new trace.
@@ -47,9 +57,9 @@ public struct TraceContext: Sendable, Hashable, CustomStringConvertible {
         TraceContext(traceHigh: SpanIdSource.next(), traceLow: SpanIdSource.next(), span: SpanIdSource.next(), flagBits: 1)
     }
 
-    /// The context of the next hop: the same trace, a new span.
+    /// The context of the next hop: the same trace and `tracestate`, a new span.
     public func child() -> TraceContext {
-        TraceContext(traceHigh: traceHigh, traceLow: traceLow, span: SpanIdSource.next(), flagBits: flagBits)
+        TraceContext(traceHigh: traceHigh, traceLow: traceLow, span: SpanIdSource.next(), flagBits: flagBits, state: state)
     }
 
     public var description: String { String(decoding: headerValue, as: UTF8.self) }
@@ -75,7 +85,7 @@ public struct TraceContext: Sendable, Hashable, CustomStringConvertible {
         }
     }
 
-    /// The number that hex digits (either case) spell, or nil if a byte is not one.
+    /// The number that lower-case hex digits spell, or nil if a byte is not one.
     private static func number(_ digits: ArraySlice<UInt8>) -> UInt64? {
         var value: UInt64 = 0
         for byte in digits {
@@ -83,7 +93,6 @@ public struct TraceContext: Sendable, Hashable, CustomStringConvertible {
             switch byte {
             case UInt8(ascii: "0")...UInt8(ascii: "9"): digit = byte - UInt8(ascii: "0")
             case UInt8(ascii: "a")...UInt8(ascii: "f"): digit = byte - UInt8(ascii: "a") + 10
-            case UInt8(ascii: "A")...UInt8(ascii: "F"): digit = byte - UInt8(ascii: "A") + 10
             default: return nil
             }
             value = value << 4 | UInt64(digit)
@@ -127,11 +136,12 @@ private enum SpanIdSource {
 }
 
 extension OutgoingRecord {
-    /// This record with `trace` as its `traceparent` header (replacing any).
+    /// This record with `trace` as its `traceparent` and `tracestate` headers (replacing any).
     public func traced(_ trace: TraceContext) -> OutgoingRecord {
         var record = self
-        record.headers.removeAll { $0.name == TraceContext.header }
+        record.headers.removeAll { $0.name == TraceContext.header || $0.name == TraceContext.stateHeader }
         record.headers.append(trace.kafkaHeader)
+        if let state = trace.state { record.headers.append(KafkaHeader(name: TraceContext.stateHeader, value: state)) }
         return record
     }
 }

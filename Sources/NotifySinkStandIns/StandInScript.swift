@@ -181,3 +181,16 @@ func serveOverTLS<Value: Sendable>(
         try await body(port)
     }
 }
+
+/// Serves `router` over plain HTTP/1.1 on 127.0.0.1 (a free port) while `body` runs; `body` gets the port.
+func serveOnLoopback<Value: Sendable>(
+    _ router: Router<BasicRequestContext>, logger: Logger, body: (Int) async throws -> Value
+) async throws -> Value {
+    try await withRunningServer(logger: logger) { onServerRunning in
+        Application(
+            router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)),
+            onServerRunning: onServerRunning, logger: logger)
+    } body: { port in
+        try await body(port)
+    }
+}

@@ -51,11 +51,7 @@ public final class ThumbnailStandIn: Sendable {
         router.get(RouterPath(stringLiteral: Self.path)) { request, _ in
             try await self.answer(request)
         }
-        return try await withRunningServer(logger: logger) { onServerRunning in
-            Application(
-                router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)),
-                onServerRunning: onServerRunning, logger: logger)
-        } body: { port in
+        return try await serveOnLoopback(router, logger: logger) { port in
             try await body("http://127.0.0.1:\(port)\(Self.path)")
         }
     }

@@ -106,22 +106,28 @@ final class PipelineProcess: Sendable {
     private let process: Process
 
     /// Starts `notify pipeline` on `broker` in `group`, with `arguments` after the usual ones (`--stages`,
-    /// `--set`) and its HTTP endpoints at `httpListen`.
-    init(broker: EmbeddedBroker, group: String = "notify-process-tests", arguments: [String] = [],
-         httpListen: String = "127.0.0.1:0") throws {
+    /// `--set`), its HTTP endpoints at `httpListen` and `environment` added to the test's.
+    convenience init(broker: EmbeddedBroker, group: String = "notify-process-tests", arguments: [String] = [],
+                     httpListen: String = "127.0.0.1:0", environment: [String: String] = [:]) throws {
+        try self.init(notify: [
+            "pipeline", "--bootstrap", broker.bootstrapServers, "--group", group,
+            "--schemas", repositoryRoot.appendingPathComponent("Schemas").path,
+            "--http-listen", httpListen,
+        ] + arguments, environment: environment)
+    }
+
+    /// Starts `notify` with `arguments` (any command) and `environment` added to the test's.
+    init(notify arguments: [String], environment: [String: String] = [:]) throws {
         let executable = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("notify")
         let process = Process()
         process.executableURL = FileManager.default.isExecutableFile(atPath: executable.path)
             ? executable : repositoryRoot.appendingPathComponent(".build/debug/notify")
-        process.arguments = [
-            "pipeline", "--bootstrap", broker.bootstrapServers, "--group", group,
-            "--schemas", repositoryRoot.appendingPathComponent("Schemas").path,
-            "--http-listen", httpListen,
-        ] + arguments
+        process.arguments = arguments
+        process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, added in added }
         process.standardOutput = FileHandle.nullDevice
         let logDirectory = ProcessInfo.processInfo.environment["NOTIFY_TEST_PROCESS_LOGS"]
         if let logDirectory {
-            let path = "\(logDirectory)/pipeline-\(UUID().uuidString.prefix(8)).log"
+            let path = "\(logDirectory)/\(arguments.first ?? "notify")-\(UUID().uuidString.prefix(8)).log"
             _ = FileManager.default.createFile(atPath: path, contents: nil)
             process.standardError = FileHandle(forWritingAtPath: path)
         } else {

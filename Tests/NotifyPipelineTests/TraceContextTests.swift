@@ -2,6 +2,7 @@ import Foundation
 import NotifyKafka
 import NotifyCore
 import NotifySinks
+import OTel
 import Testing
 @testable import NotifyPipeline
 
@@ -13,12 +14,84 @@ import Testing
         #expect(context?.traceId == "4bf92f3577b34da6a3ce929d0e0e4736")
         #expect(context?.description == Self.incoming)
         for bad in ["", "01-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01", "00-xyz-00f067aa0ba902b7-01",
-                    "00-00000000000000000000000000000000-00f067aa0ba902b7-01"] {
+                    "00-00000000000000000000000000000000-00f067aa0ba902b7-01", Self.incoming.uppercased()] {
             #expect(TraceContext(headers: [KafkaHeader(name: "traceparent", string: bad)]) == nil, "\(bad)")
         }
         let child = context!.child()
         #expect(child.traceId == context!.traceId)
         #expect(child.spanId != context!.spanId)
+    }
+
+    static let state = "congo=t61rcWkgMzE,rojo=00f067aa0ba902b7"
+    static let headers = [KafkaHeader(name: "traceparent", string: incoming), KafkaHeader(name: "tracestate", string: state)]
+    static let upperCase = [KafkaHeader(name: "traceparent", string: incoming.uppercased()), KafkaHeader(name: "tracestate", string: state)]
+
+    /// `tracestate` goes on with the trace: a child keeps it, and a record traced with it carries it.
+    @Test func tracestateGoesOnWithTheTrace() throws {
+        let context = try #require(TraceContext(headers: Self.headers))
+        let made = OutgoingRecord(topic: Topic.fanout, key: nil, value: []).traced(context.child())
+        #expect(TraceContext(headers: made.headers)?.traceId == context.traceId)
+        #expect(made.headers.string(for: "tracestate") == Self.state)
+        #expect(TraceContext(headers: Self.upperCase) == nil, "upper-case hex is refused, and its tracestate with it")
+    }
+
+    /// The extractor reads `traceparent` through the fast parser and `tracestate` beside it; a
+    /// `traceparent` with upper-case hex digits is invalid (W3C) and reads as absent, its `tracestate` too.
+    /// The injector replaces what is there.
+    @Test func extractorKeepsTracestateAndRefusesUpperCaseHex() {
+        let extractor = KafkaHeadersExtractor()
+        #expect(extractor.extract(key: "traceparent", from: Self.headers) == Self.incoming)
+        #expect(extractor.extract(key: "tracestate", from: Self.headers) == Self.state)
+        #expect(TraceContext(headers: Self.upperCase) == nil)
+        #expect(extractor.extract(key: "traceparent", from: Self.upperCase) == nil)
+        #expect(extractor.extract(key: "tracestate", from: Self.upperCase) == nil)
+
+        var headers = Self.headers
+        let next = "00-4bf92f3577b34da6a3ce929d0e0e4736-b7ad6b7169203331-01"
+        KafkaHeadersInjector().inject(next, forKey: "traceparent", into: &headers)
+        #expect(headers.filter { $0.name == "traceparent" }.map { String(decoding: $0.value ?? [], as: UTF8.self) } == [next])
+        #expect(headers.string(for: "tracestate") == Self.state)
+    }
+
+    /// With tracing off, a hop keeps the trace id and `tracestate` and takes a new span id; an
+    /// upper-case `traceparent` starts a new trace with no `tracestate`.
+    @Test func untracedHopKeepsTracestate() throws {
+        let record = OutgoingRecord(topic: Topic.fanout, key: nil, value: [])
+        let made = record.traced(RecordTracing.off.continuing(Self.headers))
+        let context = try #require(TraceContext(headers: made.headers))
+        #expect(context.traceId == "4bf92f3577b34da6a3ce929d0e0e4736")
+        #expect(context.spanId != "00f067aa0ba902b7")
+        #expect(made.headers.string(for: "tracestate") == Self.state)
+
+        let restarted = record.traced(RecordTracing.off.continuing(Self.upperCase))
+        #expect(TraceContext(headers: restarted.headers)?.traceId != "4bf92f3577b34da6a3ce929d0e0e4736")
+        #expect(restarted.headers.string(for: "tracestate") == nil)
+    }
+
+    /// With swift-otel's tracer, a hop's span is a child of the record's span, and the records it
+    /// makes carry that span and the `tracestate`; an upper-case `traceparent` starts a new trace.
+    @Test func tracedHopContinuesTheRecordsSpanWithItsTracestate() throws {
+        var configuration = OTel.Configuration.default
+        configuration.traces.exporter = .none
+        configuration.logs.enabled = false
+        configuration.metrics.enabled = false
+        let tracing = RecordTracing(tracer: try OTel.makeTracingBackend(configuration: configuration).factory)
+        let record = OutgoingRecord(topic: Topic.fanout, key: nil, value: [])
+
+        let span = tracing.startSpan("route fold", continuing: Self.headers)
+        let made = record.traced(span)
+        span.end()
+        let context = try #require(TraceContext(headers: made.headers))
+        #expect(context.traceId == "4bf92f3577b34da6a3ce929d0e0e4736")
+        #expect(context.spanId != "00f067aa0ba902b7")
+        // The same list members: swift-otel writes them separated by ", ".
+        #expect(made.headers.string(for: "tracestate")?.replacingOccurrences(of: ", ", with: ",") == Self.state)
+
+        let restarted = tracing.startSpan("route fold", continuing: Self.upperCase)
+        let remade = record.traced(restarted)
+        restarted.end()
+        #expect(TraceContext(headers: remade.headers).map { $0.traceId != "4bf92f3577b34da6a3ce929d0e0e4736" } == true)
+        #expect(remade.headers.string(for: "tracestate") == nil)
     }
 
     /// A running pipeline that has read Alice, Bob, their conversation and Bob's phone.

@@ -18,6 +18,7 @@ public enum ServiceEndpoints {
         onListening: @escaping @Sendable (HostAndPort) async -> Void = { _ in }
     ) -> some Service {
         let router = Router()
+        router.middlewares.add(TracingMiddleware())
         router.get("healthz") { _, _ -> Response in
             if let reason = status.unhealthyReason { return .text("unhealthy: \(reason)\n", status: .serviceUnavailable) }
             return .text("ok\n")

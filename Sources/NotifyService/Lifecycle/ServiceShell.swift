@@ -8,8 +8,9 @@ import UnixSignals
 /// Shutdown: on SIGTERM or SIGINT (or ``ServiceGroup/triggerGracefulShutdown()``) every service gets a
 /// graceful-shutdown signal, last-listed first: a consumer stops fetching, finishes in-flight work,
 /// commits and leaves its group. Whatever is still running after 80 % of `shutdown.gracePeriod` is
-/// cancelled; `/readyz` reports "shutting down" at once, and the HTTP server stops last. The whole
-/// shutdown stays within `shutdown.gracePeriod` (10 s by default).
+/// cancelled; `/readyz` reports "shutting down" at once, and the HTTP server stops last but for the span
+/// exporter (``TraceExport``), which sends the spans left. The whole shutdown stays within
+/// `shutdown.gracePeriod` (10 s by default).
 ///
 /// A command uses it like this:
 ///
@@ -27,13 +28,16 @@ public struct ServiceShell: Sendable {
     public let metrics: NotifyMetrics
     public let console: ConsoleFeed
     public let logger: Logger
+    /// The span exporter (``TraceExport``), run first so that it stops last; nil when tracing is off.
+    public let traceExport: (any Service)?
 
     public init(
         settings: NotifySettings, logger: Logger, status: ServiceStatus? = nil,
-        metrics: NotifyMetrics = NotifyMetrics(), console: ConsoleFeed = ConsoleFeed()
+        metrics: NotifyMetrics = NotifyMetrics(), console: ConsoleFeed = ConsoleFeed(), traceExport: (any Service)? = nil
     ) {
         self.settings = settings
         self.logger = logger
+        self.traceExport = traceExport
         self.status = status ?? ServiceStatus(
             thresholds: ProbeThresholds(clusterTimeout: settings.probes.clusterTimeout, stuckAfter: settings.probes.stuckAfter))
         self.metrics = metrics
@@ -63,7 +67,8 @@ public struct ServiceShell: Sendable {
             console: settings.http.console ? console : nil, logger: logger, onListening: onListening)
         let drain = ShutdownAnnouncer(status: status, console: console)
         var configuration = ServiceGroupConfiguration(
-            services: [.init(service: http)] + services.map { .init(service: $0) } + [.init(service: drain)],
+            services: (traceExport.map { [.init(service: $0)] } ?? []) + [.init(service: http)] + services.map { .init(service: $0) }
+                + [.init(service: drain)],
             gracefulShutdownSignals: signals, cancellationSignals: [], logger: logger)
         let budget = settings.shutdownGracePeriod
         configuration.maximumGracefulShutdownDuration = budget * 0.8

@@ -3,6 +3,7 @@ import NotifyKafka
 import Logging
 import NotifyCore
 import NotifyPipeline
+import Tracing
 
 /// What the runtime does with one device's queue: dedupe, expiry, attempts with backoff, and the
 /// outcome (and dead letter) written before the command counts as done.
@@ -20,6 +21,8 @@ struct DeliveryProcess: Sendable {
     let retry: RetryPolicy
     let permits: AsyncPermits
     let observer: SinkObserver
+    /// Whether each delivery attempt records a span (see ``RecordTracing``).
+    let tracing: RecordTracing
     let logger: Logger
 
     /// Works through `device`'s queue until it is empty.
@@ -68,28 +71,30 @@ struct DeliveryProcess: Sendable {
                 }
                 if replacing { observer.onReplacement(command.id) }
             }
-            let result = await sink.deliver(
-                Delivery(command: command, json: item.record.value, attempt: attempt, replacesEarlierAttempt: replacing))
+            let span = attemptSpan(item, attempt: attempt)
+            let result = await deliver(
+                Delivery(command: command, json: item.record.value, attempt: attempt, replacesEarlierAttempt: replacing), in: span)
             let settled: Bool
             switch result {
             case .delivered:
-                settled = await report(item, .delivered, reason: replacing ? Self.replacementReason : nil)
+                settled = await report(item, .delivered, reason: replacing ? Self.replacementReason : nil, after: span)
             case .tokenInvalid(let reason, let token):
-                settled = await report(item, .tokenInvalid, reason: reason, token: token)
+                settled = await report(item, .tokenInvalid, reason: reason, token: token, after: span)
             case .undeliverableLocal(let reason):
-                settled = await report(item, .undeliverableLocal, reason: reason)
+                settled = await report(item, .undeliverableLocal, reason: reason, after: span)
             case .rejected(let reason):
-                settled = await report(item, .failed, reason: reason, deadLetter: true)
+                settled = await report(item, .failed, reason: reason, deadLetter: true, after: span)
             case .retryable(let reason, let retryAfter):
                 if attempt >= retry.maxAttempts {
-                    settled = await report(item, .failed, reason: "retries exhausted: \(reason)", deadLetter: true)
+                    settled = await report(item, .failed, reason: "retries exhausted: \(reason)", deadLetter: true, after: span)
                     break
                 }
                 let delay = retry.delay(afterAttempt: attempt, retryAfter: retryAfter)
                 if Date().addingTimeInterval(delay.seconds) >= expiresAt {
-                    settled = await report(item, .expired, reason: "expires before the next attempt (\(reason))")
+                    settled = await report(item, .expired, reason: "expires before the next attempt (\(reason))", after: span)
                     break
                 }
+                span.end()
                 permits.release()
                 observer.onRetry(reason)
                 logger.debug("retrying", metadata: ["command": "\(command.id)", "attempt": "\(attempt)", "reason": "\(reason)"])
@@ -97,9 +102,41 @@ struct DeliveryProcess: Sendable {
                 attempt += 1
                 continue
             }
+            span.end()
             permits.release()
             return settled
         }
+    }
+
+    /// The span of one delivery attempt of `item`'s command: a child of the span that made the command.
+    private func attemptSpan(_ item: QueuedCommand, attempt: Int) -> RecordSpan {
+        guard tracing.isOn else { return tracing.continuing(item.record.headers) }
+        let span = tracing.startSpan("\(sink.kind) delivery attempt", continuing: item.record.headers, kind: .client)
+        span.set("notify.command.id", item.command.id)
+        span.set("notify.delivery.attempt", attempt)
+        return span
+    }
+
+    /// One attempt of the sink kind, inside `span`: the spans the kind starts (its HTTP client's) are its children.
+    private func deliver(_ delivery: Delivery, in span: RecordSpan) async -> DeliveryResult {
+        let result: DeliveryResult
+        if let context = span.context {
+            result = await InstrumentationContext.$current.withValue(context) { await sink.deliver(delivery) }
+        } else {
+            result = await sink.deliver(delivery)
+        }
+        if tracing.isOn {
+            let (name, failure): (String, String?) = switch result {
+            case .delivered: ("delivered", nil)
+            case .tokenInvalid(let reason, _): ("token-invalid", reason)
+            case .undeliverableLocal(let reason): ("undeliverable-local", reason)
+            case .rejected(let reason): ("rejected", reason)
+            case .retryable(let reason, _): ("retryable", reason)
+            }
+            span.set("notify.delivery.result", name)
+            if let failure { span.fail(failure) }
+        }
+        return result
     }
 
     /// Writes the `attempting` record of `item` and waits for the broker's acknowledgement.
@@ -110,9 +147,11 @@ struct DeliveryProcess: Sendable {
         return true
     }
 
-    /// The outcome `kind` of `item`'s command, and its record for `notify.outcomes` (continuing the command's trace).
+    /// The outcome `kind` of `item`'s command, and its record for `notify.outcomes`, continuing the
+    /// command's trace: its `traceparent` names the delivery attempt's span when there was one.
     private func outcomeRecord(
-        _ item: QueuedCommand, _ kind: NotificationOutcome.Kind, reason: String? = nil, token: String? = nil
+        _ item: QueuedCommand, _ kind: NotificationOutcome.Kind, reason: String? = nil, token: String? = nil,
+        after attempt: RecordSpan? = nil
     ) -> (NotificationOutcome, OutgoingRecord) {
         let command = item.command
         let outcome = NotificationOutcome(
@@ -120,19 +159,18 @@ struct DeliveryProcess: Sendable {
             recipient: command.recipient, conversationId: command.conversationId, messageId: command.messageId,
             outcome: kind, reason: reason, token: token
         )
-        let trace = TraceContext(headers: item.record.headers)?.child() ?? TraceContext.start()
         let record = OutgoingRecord(topic: topics.outcomes, key: Array(command.recipient.userId.utf8), value: CoreJSON.encode(outcome))
-            .traced(trace)
+            .traced(attempt ?? tracing.continuing(item.record.headers))
         return (outcome, record)
     }
 
     /// Writes the outcome (and the dead letter) and waits for the broker's acknowledgement.
     private func report(
         _ item: QueuedCommand, _ kind: NotificationOutcome.Kind, reason: String? = nil, token: String? = nil,
-        deadLetter: Bool = false
+        deadLetter: Bool = false, after attempt: RecordSpan? = nil
     ) async -> Bool {
         let command = item.command
-        let (outcome, record) = outcomeRecord(item, kind, reason: reason, token: token)
+        let (outcome, record) = outcomeRecord(item, kind, reason: reason, token: token, after: attempt)
         var records = [record]
         if deadLetter {
             records.append(await deadLetterRecord(item.record, reason: reason ?? kind.rawValue))

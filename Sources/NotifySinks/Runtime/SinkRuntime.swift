@@ -179,7 +179,8 @@ public final class SinkRuntime: Service, Sendable {
         let deadLetterLimit = DeadLetterLimit(of: topics.deadLetters, client: configuration.kafka, logger: logger)
         let delivery = DeliveryProcess(
             sink: sink, ledger: ledger, producer: producer, topics: topics, deadLetterLimit: deadLetterLimit, retry: configuration.retry,
-            permits: AsyncPermits(limit: configuration.maxInFlight), observer: configuration.observer, logger: logger
+            permits: AsyncPermits(limit: configuration.maxInFlight), observer: configuration.observer, tracing: .bootstrapped,
+            logger: logger
         )
         let consumerCell = ConsumerCell()
         let logger = self.logger

@@ -39,6 +39,7 @@ public final class InAppGateway: Sendable {
     public func serve<Value: Sendable>(host: String, port: Int, body: (Int) async throws -> Value) async throws -> Value {
         try await withRunningServer(logger: logger) { onServerRunning in
             let router = Router(context: BasicWebSocketRequestContext.self)
+            router.middlewares.add(TracingMiddleware())
             router.ws(RouterPath(stringLiteral: Self.path)) { request, _ in
                 _ = try self.authenticate(request)
                 return .upgrade([:])
