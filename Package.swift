@@ -198,6 +198,7 @@ let package = Package(
                 "NotifyCore",
                 "NotifyTestSupport",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "OTel", package: "swift-otel"),
             ]
         ),
         .testTarget(

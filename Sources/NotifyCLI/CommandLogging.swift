@@ -4,9 +4,10 @@ import Logging
 import NotifyService
 
 /// The metadata provider every command's logging is bootstrapped with: asked on every log line, in both
-/// formats. Tracing sets it to swift-otel's `OTel.makeLoggingMetadataProvider()`, whose `trace_id` and
-/// `span_id` become top-level fields of JSON lines (it gives nothing while no span is active).
-let logMetadataProvider: Logger.MetadataProvider? = nil
+/// formats. swift-otel's (``TraceExport/loggingMetadataProvider``): while a span is current (a sink's
+/// delivery attempt, an HTTP request) its `trace_id` and `span_id` become top-level fields of JSON
+/// lines; it gives nothing otherwise, and nothing while tracing is off.
+let logMetadataProvider: Logger.MetadataProvider? = TraceExport.loggingMetadataProvider
 
 /// `--log-format` (setting `log.format`). Commands with settings (``ServiceOptions``, `replay`) pass it
 /// to the flag layer; the others (`broker`, `inspect`, `produce`, `topics create`) read it here: the flag,

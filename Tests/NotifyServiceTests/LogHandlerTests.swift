@@ -1,7 +1,9 @@
 import Foundation
 import Logging
+import OTel
 import Synchronization
 import Testing
+import Tracing
 @testable import NotifyService
 
 /// The lines a handler wrote.
@@ -157,6 +159,27 @@ struct JSONLogHandlerTests {
         #expect(lifted["trace_id"] as? String == "0af7651916cd43dd8448eb211c80319c")
         #expect(lifted["span_id"] == nil)
         #expect((lifted["metadata"] as? [String: Any])?["span_id"] as? [String] == ["not", "an id"])
+    }
+
+    @Test("the commands' provider (swift-otel's) gives the current span's ids, and nothing outside a span")
+    func spanIdentifiersFromSwiftOTel() throws {
+        var configuration = OTel.Configuration.default
+        configuration.traces.exporter = .none
+        configuration.logs.enabled = false
+        configuration.metrics.enabled = false
+        let tracer = try OTel.makeTracingBackend(configuration: configuration).factory
+        let captured = CapturedLines()
+        let log = logger(.json, into: captured, provider: TraceExport.loggingMetadataProvider)
+        log.info("before")
+        let span = tracer.startSpan("delivery attempt")
+        ServiceContext.withValue(span.context) { log.info("inside") }
+        span.end()
+        let objects = try captured.objects()
+        #expect(objects.count == 2)
+        #expect(objects.first?["trace_id"] == nil)
+        let inside = try #require(objects.last)
+        #expect((inside["trace_id"] as? String)?.wholeMatch(of: /[0-9a-f]{32}/) != nil, "\(inside)")
+        #expect((inside["span_id"] as? String)?.wholeMatch(of: /[0-9a-f]{16}/) != nil, "\(inside)")
     }
 
     @Test("the provider that LoggingSystem would pass reaches both handlers")
