@@ -80,12 +80,24 @@ let package = Package(
                 .product(name: "Tracing", package: "swift-distributed-tracing"),
             ]
         ),
+        // What the pipeline and the sinks both write on records: the trace context and its spans,
+        // and dead letters with their headers.
+        .target(
+            name: "NotifyRecords",
+            dependencies: [
+                "NotifyKafka",
+                "NotifyCore",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Tracing", package: "swift-distributed-tracing"),
+            ]
+        ),
         // The Kafka shell around the core: the two stages as consumer-group members.
         .target(
             name: "NotifyPipeline",
             dependencies: [
                 "NotifyKafka",
                 "NotifyCore",
+                "NotifyRecords",
                 .product(name: "DequeModule", package: "swift-collections"),
                 .product(name: "HeapModule", package: "swift-collections"),
                 .product(name: "Logging", package: "swift-log"),
@@ -101,7 +113,7 @@ let package = Package(
             dependencies: [
                 "NotifyKafka",
                 "NotifyCore",
-                "NotifyPipeline",
+                "NotifyRecords",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),

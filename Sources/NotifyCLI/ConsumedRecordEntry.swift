@@ -1,6 +1,7 @@
 import NotifyKafka
 import NotifyPipeline
 import NotifyService
+import NotifyRecords
 
 extension ConsoleEntry {
     /// The console entry of a record a stage (or `notify dev`'s identity tap) read.

@@ -1,6 +1,7 @@
 import NotifyKafka
 import Logging
 import NotifyCore
+import NotifyRecords
 
 /// `chat.identities`, read in full by every instance: loaded up to its end
 /// before stage 1 starts, then followed, each event handed to every stage-1 task.

@@ -1,6 +1,7 @@
 import NotifyKafka
 import NotifyCore
 import Tracing
+import NotifyRecords
 
 /// What a batch of input made, ready for Kafka: outputs (with dead letters)
 /// first, then (when the tasks save, see ``PartitionTask/save(logic:)``) the

@@ -2,6 +2,7 @@ import NotifyKafka
 import Logging
 import NotifyCore
 import Synchronization
+import NotifyRecords
 
 /// Settings of a pipeline instance.
 public struct PipelineSettings: Sendable {

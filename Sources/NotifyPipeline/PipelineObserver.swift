@@ -1,5 +1,6 @@
 import NotifyKafka
 import NotifyCore
+import NotifyRecords
 
 /// Hooks for what the pipeline does, for logs, metrics and the live console.
 /// Each is called after the fact and must return quickly.

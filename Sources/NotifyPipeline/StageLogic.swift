@@ -1,5 +1,6 @@
 import NotifyKafka
 import NotifyCore
+import NotifyRecords
 
 /// One of the two stages as the Kafka shell sees it: the topics that feed it,
 /// how an event becomes an input of its fold, and how its state goes to and

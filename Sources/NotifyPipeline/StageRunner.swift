@@ -1,6 +1,7 @@
 import NotifyKafka
 import Logging
 import NotifyCore
+import NotifyRecords
 
 /// Runs one stage's tasks on Kafka: folds each consumed batch through the
 /// tasks of its partitions and sends what they made; every ``saveInterval``

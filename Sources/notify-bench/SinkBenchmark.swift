@@ -8,6 +8,7 @@ import NotifyPipeline
 import NotifySinkStandIns
 import NotifySinks
 import Synchronization
+import NotifyRecords
 
 /// `notify-bench sink --kind apns`: the APNs sink (runtime and kind) reading prefilled commands
 /// from an embedded broker and sending them over HTTP/2 with TLS to a loopback APNs stand-in

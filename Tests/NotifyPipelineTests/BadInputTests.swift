@@ -3,6 +3,7 @@ import NotifyKafka
 import NotifyCore
 import Testing
 @testable import NotifyPipeline
+import NotifyRecords
 
 @Suite(.serialized) struct BadInputTests {
     /// Malformed JSON, schema violations, unknown types, oversized records and messages of unknown

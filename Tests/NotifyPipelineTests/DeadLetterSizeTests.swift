@@ -4,6 +4,7 @@ import NotifyCore
 import Synchronization
 import Testing
 @testable import NotifyPipeline
+import NotifyRecords
 
 @Suite(.serialized) struct DeadLetterSizeTests {
     /// A poison record larger than notify.dlq takes is dead-lettered cut to fit, with its reason,

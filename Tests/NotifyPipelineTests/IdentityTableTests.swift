@@ -3,6 +3,7 @@ import NotifyCore
 import Synchronization
 import Testing
 @testable import NotifyPipeline
+import NotifyRecords
 
 @Suite struct IdentityTableTests {
     /// The follower says where chat.identities stands without waiting for a record, so the tasks

@@ -4,6 +4,7 @@ import Logging
 import NotifyCore
 import Testing
 @testable import NotifyPipeline
+import NotifyRecords
 
 /// A bad record of one input topic, and a word its dead letter's reason must contain.
 private struct BadRecord {

@@ -5,6 +5,7 @@ import NotifySinks
 import OTel
 import Testing
 @testable import NotifyPipeline
+import NotifyRecords
 
 @Suite(.serialized) struct TraceContextTests {
     static let incoming = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"

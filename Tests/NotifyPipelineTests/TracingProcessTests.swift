@@ -5,6 +5,7 @@ import NotifySinkStandIns
 import NotifySinks
 import Testing
 @testable import NotifyPipeline
+import NotifyRecords
 
 /// Spans exported over OTLP/HTTP by real `notify pipeline` and `notify sink` processes.
 @Suite(.serialized) struct TracingProcessTests {

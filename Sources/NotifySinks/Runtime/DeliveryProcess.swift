@@ -2,7 +2,7 @@ import Foundation
 import NotifyKafka
 import Logging
 import NotifyCore
-import NotifyPipeline
+import NotifyRecords
 import Tracing
 
 /// What the runtime does with one device's queue: dedupe, expiry, attempts with backoff, and the

@@ -2,7 +2,7 @@ import Foundation
 import NotifyKafka
 import Logging
 import NotifyCore
-import NotifyPipeline
+import NotifyRecords
 import ServiceLifecycle
 import Synchronization
 

@@ -4,6 +4,7 @@ import NotifyCore
 import NotifyPipeline
 import NotifySinks
 import Testing
+import NotifyRecords
 
 @Suite(.serialized) struct OutcomeTraceTests {
     /// An outcome continues the trace of the command it reports on; the observer hears about it.

@@ -1,4 +1,3 @@
-import NotifyKafka
 import Logging
 
 /// Asks the Kafka cluster for a topic's metadata every `interval`, for the probes of the process
