@@ -20,7 +20,8 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
-        .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
+        // 4.x: jwt-kit 5 needs swift-crypto 4.1 or later; every other package here takes 3.x to 5.x.
+        .package(url: "https://github.com/apple/swift-crypto", from: "4.5.2"),
         .package(url: "https://github.com/apple/swift-configuration", from: "1.4.0"),
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
         .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
@@ -32,6 +33,8 @@ let package = Package(
         .package(url: "https://github.com/hummingbird-project/hummingbird-websocket", from: "2.8.1"),
         .package(url: "https://github.com/apple/swift-nio-http2", from: "1.46.0"),
         .package(url: "https://github.com/apple/swift-collections", from: "1.6.0"),
+        // The in-app gateway's bearer tokens. Held below 5.8.0, which adds swift-extras-base64 and nothing we use.
+        .package(url: "https://github.com/vapor/jwt-kit", "5.7.1"..<"5.8.0"),
     ],
     targets: [
         // The C binding of librdkafka. Only the `Kafka` module imports it.
@@ -111,6 +114,7 @@ let package = Package(
                 .product(name: "NIOHTTP2", package: "swift-nio-http2"),
                 .product(name: "NIOHPACK", package: "swift-nio-http2"),
                 .product(name: "NIOTLS", package: "swift-nio"),
+                .product(name: "JWTKit", package: "jwt-kit"),
             ]
         ),
         // Loopback stand-ins for the services the sinks talk to (APNs over HTTP/2, FCM and its
@@ -205,6 +209,7 @@ let package = Package(
                 "NotifySinks",
                 "NotifySinkStandIns",
                 .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
+                .product(name: "JWTKit", package: "jwt-kit"),
             ]
         ),
         // Deploy/ checks: the compose and Kubernetes files parse, and every `notify` command they run exists.
