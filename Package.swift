@@ -20,7 +20,8 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
-        .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
+        // 4.x: jwt-kit 5 needs swift-crypto 4.1 or later; every other package here takes 3.x to 5.x.
+        .package(url: "https://github.com/apple/swift-crypto", from: "4.5.2"),
         .package(url: "https://github.com/apple/swift-configuration", from: "1.4.0"),
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
         .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
@@ -35,6 +36,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-distributed-tracing", from: "1.7.3"),
         // OTLP/HTTP only: the OTLPGRPC trait would bring gRPC's packages into the build.
         .package(url: "https://github.com/swift-otel/swift-otel", from: "1.6.0", traits: ["OTLPHTTP"]),
+        // The in-app gateway's bearer tokens. Held below 5.8.0, which adds swift-extras-base64 and nothing we use.
+        .package(url: "https://github.com/vapor/jwt-kit", "5.7.1"..<"5.8.0"),
     ],
     targets: [
         // The C binding of librdkafka. Only the `NotifyKafka` module imports it.
@@ -130,6 +133,7 @@ let package = Package(
                 .product(name: "NIOHPACK", package: "swift-nio-http2"),
                 .product(name: "NIOTLS", package: "swift-nio"),
                 .product(name: "Tracing", package: "swift-distributed-tracing"),
+                .product(name: "JWTKit", package: "jwt-kit"),
             ]
         ),
         // Loopback stand-ins for the services the sinks talk to (APNs over HTTP/2, FCM and its
@@ -228,6 +232,7 @@ let package = Package(
                 "NotifySinks",
                 "NotifySinkStandIns",
                 .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
+                .product(name: "JWTKit", package: "jwt-kit"),
             ]
         ),
         // Deploy/ checks: the compose and Kubernetes files parse, and every `notify` command they run exists.

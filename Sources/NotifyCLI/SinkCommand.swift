@@ -18,7 +18,8 @@ struct SinkCommand: AsyncParsableCommand {
         discussion: """
             Secrets come from files or the environment only: --key-file or NOTIFY_APNS_KEY, \
             --service-account or NOTIFY_FCM_SERVICE_ACCOUNT, --secret-file or NOTIFY_INAPP_SECRET / \
-            NOTIFY_WEBHOOK_SECRET. TLS verification is always on; --ca-file trusts a private CA.
+            NOTIFY_WEBHOOK_SECRET, and --secrets-dir (inapp: one secret per kid; webhook: one per file, \
+            each signs). TLS verification is always on; --ca-file trusts a private CA.
             """
     )
 
@@ -71,6 +72,9 @@ struct SinkCommand: AsyncParsableCommand {
     @Option(help: "inapp, webhook: the shared secret's file (else env NOTIFY_INAPP_SECRET / NOTIFY_WEBHOOK_SECRET).")
     var secretFile: String?
 
+    @Option(help: "inapp: a directory of token secrets, each file's name its kid; webhook: a directory of further secrets (setting sink.KIND.secretsDirectory).")
+    var secretsDir: String?
+
     @Option(help: "webhook: the URL to POST commands to.")
     var url: String?
 
@@ -84,7 +88,11 @@ struct SinkCommand: AsyncParsableCommand {
     var out: String?
 
     func run() async throws {
-        let settings = try await service.loadSettings(kafka: kafka)
+        guard secretsDir == nil || kind == .inapp || kind == .webhook else {
+            throw ValidationError("--secrets-dir is for --kind inapp or webhook.")
+        }
+        let settings = try await service.loadSettings(
+            kafka: kafka, commandFlags: [("sink.\(kind.rawValue).secretsDirectory", "--secrets-dir", secretsDir)])
         settings.startLogging()
         let logger = settings.logger(label: "notify.sink.\(kind.rawValue)")
         let traceExport = try TraceExport.bootstrapForCommand(serviceName: "notify-sink-\(kind.rawValue)", logger: logger)
@@ -127,8 +135,11 @@ struct SinkCommand: AsyncParsableCommand {
             try await serve(SinkRuntime(sink: sink, configuration: runtimeConfiguration, logger: logger), shell: shell)
         case .inapp:
             let (host, port) = try listenAddress(listen, flag: "--listen")
+            let secrets = InAppTokenSecrets(
+                withoutKid: try Secret.loadIfGiven(file: secretFile, environmentVariable: "NOTIFY_INAPP_SECRET", trimmingTrailingNewline: true),
+                directory: settings.sink.inapp.secretsDirectory)
             let gateway = InAppGateway(
-                secret: try Secret.load(file: secretFile, environmentVariable: "NOTIFY_INAPP_SECRET", trimmingTrailingNewline: true),
+                secrets: secrets, clockLeeway: settings.sink.inapp.clockLeeway,
                 logger: logger, onConnectionCount: { shell.metrics.setInAppConnections($0) }
             )
             let sink = InAppSink(gateway: gateway, ackTimeout: .milliseconds(ackTimeoutMs))
@@ -139,8 +150,9 @@ struct SinkCommand: AsyncParsableCommand {
         case .webhook:
             let sink = try WebhookSink(
                 url: try required(url, "--url"),
-                secret: try Secret.load(file: secretFile, environmentVariable: "NOTIFY_WEBHOOK_SECRET", trimmingTrailingNewline: true),
-                selection: try selection(), transport: transport
+                secrets: try WebhookSecret.load(
+                    file: secretFile, environmentVariable: "NOTIFY_WEBHOOK_SECRET", directory: settings.sink.webhook.secretsDirectory),
+                legacySignature: settings.sink.webhook.legacySignature, selection: try selection(), transport: transport
             )
             try await serve(SinkRuntime(sink: sink, configuration: runtimeConfiguration, logger: logger), shell: shell)
         case .jsonl:

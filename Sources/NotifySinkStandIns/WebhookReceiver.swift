@@ -5,23 +5,36 @@ import Logging
 import NIOCore
 import NotifySinks
 
-/// A loopback webhook receiver over TLS: verifies `X-Notify-Signature` over
-/// `X-Notify-Timestamp` and the body with the shared secret (401 if wrong or older than five
-/// minutes), then accepts the command, or gives the answer scripted for its command id.
+/// A loopback webhook receiver over TLS: verifies the Standard Webhooks signature
+/// (`webhook-signature` over `webhook-id`, `webhook-timestamp` and the body, any of its `v1`
+/// signatures with any of its keys; 401 if none is right, or the timestamp is further than
+/// `tolerance` from its clock either way), then accepts the command, or gives the answer scripted
+/// for its command id.
 public final class WebhookReceiver: Sendable {
     /// One accepted delivery.
     public struct Delivery: Sendable {
         public var commandId: String
         public var body: [UInt8]
+        /// The request's headers, by lowercase name.
+        public var headers: [String: String]
     }
 
     /// What it accepted, and the answers it is told to give (keyed by command id).
     public let ledger = StandInLedger<Delivery>()
-    private let secret: [UInt8]
+    private let keys: [[UInt8]]
+    private let tolerance: TimeInterval
 
-    /// - Parameter secret: the shared HMAC secret signatures are checked with.
-    public init(secret: [UInt8]) {
-        self.secret = secret
+    /// - Parameters:
+    ///   - keys: the HMAC keys signatures are checked with (the decoded bytes of a `whsec_` secret).
+    ///   - tolerance: how far `webhook-timestamp` may be from now, either way (the reference libraries' 5 minutes).
+    public init(keys: [[UInt8]], tolerance: TimeInterval = 300) {
+        self.keys = keys
+        self.tolerance = tolerance
+    }
+
+    /// A receiver that checks signatures with one key.
+    public convenience init(secret: [UInt8]) {
+        self.init(keys: [secret])
     }
 
     /// The path deliveries go to.
@@ -40,10 +53,11 @@ public final class WebhookReceiver: Sendable {
 
     private func receive(_ request: Request) async throws -> Response {
         let body = Array(buffer: try await request.body.collect(upTo: 1024 * 1024))
-        guard let signature = field(WebhookSignature.signatureHeader, in: request.headers),
-              let timestamp = field(WebhookSignature.timestampHeader, in: request.headers),
-              let seconds = TimeInterval(timestamp), abs(Date().timeIntervalSince1970 - seconds) < 300,
-              WebhookSignature.verify(signature, secret: secret, timestamp: timestamp, body: body)
+        guard let id = field(StandardWebhookSignature.idHeader, in: request.headers),
+              let signature = field(StandardWebhookSignature.signatureHeader, in: request.headers),
+              let timestamp = field(StandardWebhookSignature.timestampHeader, in: request.headers),
+              let seconds = Int(timestamp), abs(Date().timeIntervalSince1970 - TimeInterval(seconds)) <= tolerance,
+              StandardWebhookSignature.verify(signature, id: id, timestamp: timestamp, body: body, keys: keys)
         else {
             return Response(status: .unauthorized)
         }
@@ -54,7 +68,10 @@ public final class WebhookReceiver: Sendable {
         }
         if let refusal = try await play(ledger.nextAnswer(for: commandId), unavailableReason: "", refusal: { status, _, retryAfter in
             Response(status: .init(code: status), headers: retryAfterHeader(retryAfter))
-        }, accept: { ledger.accept(Delivery(commandId: commandId, body: body)) }) {
+        }, accept: {
+            let headers = Dictionary(request.headers.map { ($0.name.canonicalName, $0.value) }, uniquingKeysWith: { first, _ in first })
+            ledger.accept(Delivery(commandId: commandId, body: body, headers: headers))
+        }) {
             return refusal
         }
         return Response(status: .noContent)

@@ -81,11 +81,19 @@ public struct NotifySettings: Sendable, Hashable {
         public struct InApp: Sendable, Hashable {
             public var listen: HostAndPort
             public var secretFile: String?
+            /// `sink.inapp.secretsDirectory`: secrets by `kid`.
+            public var secretsDirectory: String?
+            /// `sink.inapp.clockLeeway`
+            public var clockLeeway: Duration
             public var ackTimeout: Duration
         }
         public struct Webhook: Sendable, Hashable {
             public var url: String?
             public var secretFile: String?
+            /// `sink.webhook.secretsDirectory`: further secrets, each of which signs.
+            public var secretsDirectory: String?
+            /// `sink.webhook.legacySignature`: also the deprecated `X-Notify-*` headers.
+            public var legacySignature: Bool
         }
 
         public var concurrency: Int
@@ -164,8 +172,11 @@ public struct NotifySettings: Sendable, Hashable {
             fcm: .init(endpoint: read.text("sink.fcm.endpoint")!, serviceAccountFile: read.text("sink.fcm.serviceAccountFile")),
             inapp: .init(
                 listen: read.address("sink.inapp.listen"), secretFile: read.text("sink.inapp.secretFile"),
+                secretsDirectory: read.text("sink.inapp.secretsDirectory"), clockLeeway: read.duration("sink.inapp.clockLeeway"),
                 ackTimeout: read.duration("sink.inapp.ackTimeout")),
-            webhook: .init(url: read.text("sink.webhook.url"), secretFile: read.text("sink.webhook.secretFile")),
+            webhook: .init(
+                url: read.text("sink.webhook.url"), secretFile: read.text("sink.webhook.secretFile"),
+                secretsDirectory: read.text("sink.webhook.secretsDirectory"), legacySignature: read.boolean("sink.webhook.legacySignature")),
             jsonlOut: read.text("sink.jsonl.out"))
     }
 }

@@ -96,13 +96,21 @@ public enum SettingsCatalogue {
         .init("sink.inapp.listen", .address, default: .text("127.0.0.1:8090"), flag: "--listen",
               "Address of the in-app WebSocket gateway (`/v1/stream`)."),
         .init("sink.inapp.secretFile", .filePath, flag: "--secret-file",
-              "File holding the HS256 secret that signs client tokens. Or the secret itself in `NOTIFY_INAPP_SECRET`."),
+              "File holding the HS256 secret that signs client tokens without a `kid` header (at least 32 bytes). Or the secret itself in `NOTIFY_INAPP_SECRET`."),
+        .init("sink.inapp.secretsDirectory", .filePath, flag: "--secrets-dir",
+              "Directory of HS256 secrets (at least 32 bytes each) for client tokens with a `kid` header: each file is one secret, named by its `kid` (names starting with `.` are skipped, as a Kubernetes Secret volume needs). Read again every 5 s, so a secret can be added and retired without dropping connected clients (docs/operations.md, \"Rotating in-app secrets\"). With `sink.inapp.secretFile` or alone."),
+        .init("sink.inapp.clockLeeway", .seconds(0...300), default: .seconds(30),
+              "How far a client token's `exp`, `nbf` and `iat` may be off this host's clock: a token is accepted until `exp` plus this, from `nbf` minus this, and if issued (`iat`) no later than now plus this."),
         .init("sink.inapp.ackTimeout", .seconds(0.1...600), default: .seconds(5),
               "Time a connected device has to acknowledge a command before it becomes `undeliverable-local`."),
         // Webhook
         .init("sink.webhook.url", .url, flag: "--url", "Where the webhook sink POSTs each command."),
         .init("sink.webhook.secretFile", .filePath, flag: "--secret-file",
-              "File holding the HMAC-SHA256 secret for `X-Notify-Signature`. Or the secret itself in `NOTIFY_WEBHOOK_SECRET`."),
+              "File holding the secret of the Standard Webhooks signature (`webhook-signature`): `whsec_` and base64, whose decoded bytes are the HMAC-SHA256 key, or any other text, whose bytes are the key. Or the secret itself in `NOTIFY_WEBHOOK_SECRET`."),
+        .init("sink.webhook.secretsDirectory", .filePath, flag: "--secrets-dir",
+              "Directory of further webhook secrets, one per file, written as in `sink.webhook.secretFile` (names starting with `.` are skipped). Every secret signs every request, so receivers can switch secrets while both are listed (docs/operations.md, \"Rotating webhook secrets\"). Read at start."),
+        .init("sink.webhook.legacySignature", .boolean, default: .boolean(false),
+              "Deprecated, for one release: also send the old headers `X-Notify-Timestamp`, `X-Notify-Signature: sha256=<hex HMAC of timestamp.body>` (with the first secret) and `X-Notify-Command-Id`."),
         // JSONL
         .init("sink.jsonl.out", .filePath, flag: "--out", "File the jsonl sink appends delivered commands to."),
     ]

@@ -2,8 +2,8 @@ import Crypto
 import _CryptoExtras
 import Foundation
 
-/// Compact JSON Web Tokens (RFC 7519) as the sinks need them: ES256 for APNs provider tokens,
-/// RS256 for Google OAuth2 assertions, HS256 for the in-app gateway's bearer tokens.
+/// Compact JSON Web Tokens (RFC 7519) as the push sinks sign them: ES256 for APNs provider tokens,
+/// RS256 for Google OAuth2 assertions. (The in-app gateway's HS256 tokens are jwt-kit's: ``InAppTokenClaims``.)
 public enum JSONWebToken {
     /// The signing input `base64url(header).base64url(claims)`.
     static func signingInput(header: [String: String], claims: [String: JSONClaim]) -> String {
@@ -28,13 +28,6 @@ public enum JSONWebToken {
         return input + "." + base64URL(Array(signature.rawRepresentation))
     }
 
-    /// An HS256 token (HMAC-SHA256 with a shared secret).
-    public static func hs256(claims: [String: JSONClaim], secret: [UInt8]) -> String {
-        let input = signingInput(header: ["alg": "HS256", "typ": "JWT"], claims: claims)
-        let mac = HMAC<SHA256>.authenticationCode(for: Array(input.utf8), using: SymmetricKey(data: secret))
-        return input + "." + base64URL(Array(mac))
-    }
-
     /// The parts of a compact token, undecoded signature included.
     public struct Parts: Sendable {
         public var header: [String: JSONClaim]
@@ -56,19 +49,6 @@ public enum JSONWebToken {
               let claims = try? decoder.decode([String: JSONClaim].self, from: Data(claimBytes))
         else { throw JSONWebTokenError.malformed }
         return Parts(header: header, claims: claims, signingInput: pieces[0] + "." + pieces[1], signature: signature)
-    }
-
-    /// Verifies an HS256 token and returns its claims; refuses other algorithms, bad signatures
-    /// and tokens whose `exp` is not after `now`.
-    public static func verifyHS256(_ token: String, secret: [UInt8], now: Date = Date()) throws -> [String: JSONClaim] {
-        let parts = try parse(token)
-        guard parts.header["alg"] == .string("HS256") else { throw JSONWebTokenError.unsupportedAlgorithm }
-        guard HMAC<SHA256>.isValidAuthenticationCode(
-            parts.signature, authenticating: Array(parts.signingInput.utf8), using: SymmetricKey(data: secret)
-        ) else { throw JSONWebTokenError.badSignature }
-        guard case .number(let exp)? = parts.claims["exp"] else { throw JSONWebTokenError.missingClaim("exp") }
-        guard exp > now.timeIntervalSince1970 else { throw JSONWebTokenError.expired }
-        return parts.claims
     }
 
     /// Unpadded base64url.
@@ -127,8 +107,4 @@ public enum JSONClaim: Sendable, Hashable, Codable {
 /// Why a token was refused.
 public enum JSONWebTokenError: Error, Equatable {
     case malformed
-    case unsupportedAlgorithm
-    case badSignature
-    case expired
-    case missingClaim(String)
 }

@@ -154,17 +154,9 @@ extension SinkRuntimeTests {
             let secret = "in-app-secret-\(UUID().uuidString)"
             let secretFile = try temporaryFile("secret", contents: Array(secret.utf8))
             defer { try? FileManager.default.removeItem(atPath: secretFile) }
-            func token(_ device: String, secret: String, expiresIn: TimeInterval = 600) -> String {
-                JSONWebToken.hs256(
-                    claims: [
-                        "sub": .string("u1"), "did": .string(device),
-                        "exp": .number(Date().timeIntervalSince1970 + expiresIn),
-                    ],
-                    secret: Array(secret.utf8))
-            }
-            let good = token("d1", secret: secret)
-            let forged = token("d1", secret: "another secret")
-            let expired = token("d1", secret: secret, expiresIn: -60)
+            let good = try await inAppToken(secret: Array(secret.utf8))
+            let forged = try await inAppToken(secret: Array("another secret, also 32 bytes or more".utf8))
+            let expired = try await inAppToken(expiresIn: -60, secret: Array(secret.utf8))
             let port = try freePort()
             try await withSinkTopics { broker in
                 let connected = makeCommand(id: "here", userId: "u1", deviceId: "d1", path: .local)

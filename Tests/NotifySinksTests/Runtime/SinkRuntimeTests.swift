@@ -195,11 +195,9 @@ func deviceCommands(_ device: Int, count: Int, user: Int? = nil) -> [Notificatio
 extension SinkRuntimeTests {
     @Suite struct InAppRuntimeTests {
         @Test func localCommandsReachTheConnectedDeviceAndOthersBecomeUndeliverableLocally() async throws {
-            let secret = Secret(bytes: Array("in-app secret".utf8), origin: "test")
-            let gateway = InAppGateway(secret: secret, logger: testLogger)
+            let gateway = InAppGateway(secrets: InAppTokenSecrets(withoutKid: inAppSecret), logger: testLogger)
             let device = TestDevice()
-            let token = JSONWebToken.hs256(
-                claims: ["sub": .string("u1"), "did": .string("d1"), "exp": .number(Date().timeIntervalSince1970 + 600)], secret: secret.bytes)
+            let token = try await inAppToken()
             try await withSinkTopics { broker in
                 let connected = (0..<3).map { makeCommand(id: "here-\($0)", userId: "u1", deviceId: "d1", path: .local) }
                 let away = makeCommand(id: "away", userId: "u2", deviceId: "d2", path: .local)

@@ -4,18 +4,6 @@ import NotifySinks
 import Testing
 
 @Suite struct JSONWebTokenTests {
-    let secret = Array("s3cret".utf8)
-
-    @Test func hs256RoundTripsAndChecksSignatureAndExpiry() throws {
-        let now = Date()
-        let token = JSONWebToken.hs256(claims: ["sub": .string("u1"), "exp": .number(now.timeIntervalSince1970 + 60)], secret: secret)
-        let claims = try JSONWebToken.verifyHS256(token, secret: secret, now: now)
-        #expect(claims["sub"] == .string("u1"))
-        #expect(throws: JSONWebTokenError.badSignature) { try JSONWebToken.verifyHS256(token, secret: Array("other".utf8), now: now) }
-        #expect(throws: JSONWebTokenError.expired) { try JSONWebToken.verifyHS256(token, secret: secret, now: now.addingTimeInterval(120)) }
-        #expect(throws: JSONWebTokenError.malformed) { try JSONWebToken.verifyHS256("not.a-token", secret: secret) }
-    }
-
     @Test func providerTokenCarriesKidIssIatAndIsReused() throws {
         let key = P256.Signing.PrivateKey()
         let provider = try APNsProviderToken(

@@ -11,40 +11,58 @@ import Synchronization
 /// The in-app gateway: a WebSocket endpoint at `/v1/stream` through which a foreground app
 /// receives its device's `local` commands.
 ///
-/// A client connects with `Authorization: Bearer <JWT>`: HS256 with the shared secret, claims
-/// `sub` (user id), `did` (device id) and `exp`. A request for `/v1/stream` (a WebSocket upgrade
-/// or not) whose token is missing, unsigned, forged, expired or incomplete gets `401` with
-/// `WWW-Authenticate: Bearer realm="notify", error="invalid_token", error_description="…"`, and its
-/// connection is closed. A connected device receives one command JSON per text frame, in order, and answers
-/// each with `{"ack": "<command id>"}`. A newer connection of the same device replaces the older.
+/// A client connects with `Authorization: Bearer <JWT>`: HS256 with one of the gateway's secrets
+/// (the header's `kid` names it; a token without `kid` takes the secret without one), claims `sub`
+/// (user id), `did` (device id) and `exp`, and optionally `nbf` and `iat`, checked within a clock
+/// leeway (``InAppTokenSecrets``, ``InAppTokenClaims``). A request for `/v1/stream` (a WebSocket
+/// upgrade or not) whose token is refused gets `401` with
+/// `WWW-Authenticate: Bearer realm="notify", error="invalid_token", error_description="<reason>: …"`
+/// (``TokenRefusal``), and its connection is closed. A connected device receives one command JSON
+/// per text frame, in order, and answers each with `{"ack": "<command id>"}`. A newer connection
+/// of the same device replaces the older.
 public final class InAppGateway: Sendable {
     /// The path clients connect to.
     public static let path = "/v1/stream"
 
-    private let secret: Secret
+    private let tokens: InAppTokenVerifier
     private let logger: Logger
     private let connections = Mutex<[DeviceAddress: DeviceConnection]>([:])
     private let onConnectionCount: @Sendable (Int) -> Void
 
     /// - Parameters:
-    ///   - secret: the HS256 secret the app's bearer tokens are signed with.
+    ///   - secrets: the HS256 secrets the app's bearer tokens are signed with.
+    ///   - clockLeeway: how far `exp`, `nbf` and `iat` may be off this host's clock.
     ///   - onConnectionCount: hears the number of connected devices whenever it changes (for metrics).
-    public init(secret: Secret, logger: Logger, onConnectionCount: @escaping @Sendable (Int) -> Void = { _ in }) {
-        self.secret = secret
+    public init(
+        secrets: InAppTokenSecrets, clockLeeway: Duration = .seconds(30), logger: Logger,
+        onConnectionCount: @escaping @Sendable (Int) -> Void = { _ in }
+    ) {
+        tokens = InAppTokenVerifier(secrets: secrets, clockLeeway: clockLeeway, logger: logger)
         self.logger = logger
         self.onConnectionCount = onConnectionCount
     }
 
-    /// Serves the gateway on `host:port` while `body` runs; `body` gets the bound port.
+    /// Reads the secrets (throwing ``SinkConfigurationError`` if they can't be used), then serves the
+    /// gateway on `host:port` while `body` runs, reading the secrets directory again meanwhile;
+    /// `body` gets the bound port.
     public func serve<Value: Sendable>(host: String, port: Int, body: (Int) async throws -> Value) async throws -> Value {
+        try await tokens.load()
+        return try await withThrowingTaskGroup(of: Void.self) { reloads in
+            reloads.addTask { await self.tokens.reloadUntilCancelled() }
+            defer { reloads.cancelAll() }
+            return try await serveWithSecretsLoaded(host: host, port: port, body: body)
+        }
+    }
+
+    private func serveWithSecretsLoaded<Value: Sendable>(host: String, port: Int, body: (Int) async throws -> Value) async throws -> Value {
         try await withRunningServer(logger: logger) { onServerRunning in
             let router = Router(context: BasicWebSocketRequestContext.self)
             router.middlewares.add(TracingMiddleware())
             router.ws(RouterPath(stringLiteral: Self.path)) { request, _ in
-                _ = try self.authenticate(request)
+                _ = try await self.authenticate(request)
                 return .upgrade([:])
             } onUpgrade: { inbound, outbound, context in
-                let device = try self.authenticate(context.request)
+                let device = try await self.authenticate(context.request)
                 try await self.handle(device: device, inbound: inbound, outbound: outbound)
             }
             let webSocketResponder = router.buildResponder()
@@ -53,7 +71,7 @@ public final class InAppGateway: Sendable {
                     upgrade: HTTP1WebSocketUpgradeChannel(
                         responder: responder, webSocketResponder: webSocketResponder,
                         configuration: HTTP1WebSocketUpgradeChannel.Configuration()),
-                    refusal: { head in self.refusal(of: head) })
+                    refusal: { head in await self.refusal(of: head) })
             }
             return Application(
                 router: Router(),
@@ -82,33 +100,28 @@ public final class InAppGateway: Sendable {
     }
 
     /// The device named by the request's bearer token, or 401.
-    private func authenticate(_ request: Request) throws -> DeviceAddress {
-        switch device(authorization: request.headers[.authorization]) {
+    private func authenticate(_ request: Request) async throws -> DeviceAddress {
+        switch await device(authorization: request.headers[.authorization]) {
         case .success(let device): return device
         case .failure: throw HTTPError(.unauthorized)
         }
     }
 
     /// Why a request for the gateway's path may not go on, or `nil` (any other path goes on: 404).
-    private func refusal(of head: HTTPRequestHead) -> String? {
+    private func refusal(of head: HTTPRequestHead) async -> String? {
         guard head.uri.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false).first == Substring(Self.path) else {
             return nil
         }
-        if case .failure(let refusal) = device(authorization: head.headers.first(name: "authorization")) { return refusal.description }
+        if case .failure(let refusal) = await device(authorization: head.headers.first(name: "authorization")) {
+            logger.debug("in-app token refused", metadata: ["reason": "\(refusal.reason)"])
+            return refusal.description
+        }
         return nil
     }
 
     /// The device a bearer `Authorization` value names, or why it names none.
-    private func device(authorization: String?) -> Result<DeviceAddress, TokenRefusal> {
-        guard let authorization, authorization.lowercased().hasPrefix("bearer ") else {
-            return .failure(TokenRefusal(description: "a bearer token is required"))
-        }
-        let token = String(authorization.dropFirst("bearer ".count)).trimmingCharacters(in: .whitespaces)
-        guard let claims = try? JSONWebToken.verifyHS256(token, secret: secret.bytes),
-              let userId = claims["sub"]?.stringValue, !userId.isEmpty,
-              let deviceId = claims["did"]?.stringValue, !deviceId.isEmpty
-        else { return .failure(TokenRefusal(description: "the token is not signed by this gateway, has expired, or lacks sub or did")) }
-        return .success(DeviceAddress(userId: userId, deviceId: deviceId))
+    private func device(authorization: String?) async -> Result<DeviceAddress, TokenRefusal> {
+        await tokens.verify(authorization: authorization).map { DeviceAddress(userId: $0.sub.value, deviceId: $0.did) }
     }
 
     private func handle(device: DeviceAddress, inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter) async throws {
@@ -133,11 +146,6 @@ public final class InAppGateway: Sendable {
             connection.acknowledge(acknowledged)
         }
     }
-}
-
-/// Why a bearer token was refused, as the `WWW-Authenticate` challenge says it.
-struct TokenRefusal: Error, CustomStringConvertible {
-    let description: String
 }
 
 /// A device as the gateway knows it: user id and device id.
