@@ -6,7 +6,8 @@ import NotifyCore
 public final class InAppSink: NotificationSink {
     public let kind = "inapp"
 
-    private let gateway: InAppGateway
+    /// The gateway devices connect to; it must be serving (``InAppGateway/serve(host:port:body:)``) while the sink delivers.
+    public let gateway: InAppGateway
     private let ackTimeout: Duration
 
     /// - Parameter ackTimeout: how long a device has to acknowledge a command.
