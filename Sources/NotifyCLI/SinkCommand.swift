@@ -77,8 +77,10 @@ struct SinkCommand: AsyncParsableCommand {
         var client = KafkaClientConfiguration(
             bootstrapServers: settings.kafka.bootstrap, clientId: "notify-sink-\(kind.rawValue)", properties: settings.kafka.properties)
         client.statistics = metrics.kafkaStatistics
+        let retry = RetryPolicy(
+            maxAttempts: maxAttempts, initialDelay: settings.sink.retryBaseDelay, maxDelay: settings.sink.retryMaxDelay)
         return SinkRuntimeConfiguration(
-            kafka: client, groupId: group, retry: RetryPolicy(maxAttempts: maxAttempts), maxInFlight: maxInFlight,
+            kafka: client, groupId: group, retry: retry, maxInFlight: maxInFlight,
             clusterCheckInterval: settings.probes.checkInterval, ledgerRestoreMargin: settings.sink.ledgerRestoreMargin,
             observer: observer)
     }
