@@ -52,7 +52,9 @@ final class BootstrapForwarder: Sendable {
         setsockopt(socket, SOL_SOCKET, SO_REUSEADDR, &yes, socklen_t(MemoryLayout<Int32>.size))
         var address = address(host: host, port: port)
         let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
         }
         guard bound == 0, listen(socket, 64) == 0 else {
             let code = errno
@@ -75,7 +77,8 @@ final class BootstrapForwarder: Sendable {
 
     /// Accepts and forwards connections on a thread of its own until ``stop()``.
     func start() {
-        let listener = listener, targetPort = targetPort
+        let listener = listener
+        let targetPort = targetPort
         Thread.detachNewThread {
             while true {
                 let client = accept(listener, nil, nil)
@@ -86,7 +89,9 @@ final class BootstrapForwarder: Sendable {
                 let broker = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
                 var address = Self.address(host: "127.0.0.1", port: targetPort)
                 let connected = withUnsafePointer(to: &address) {
-                    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(broker, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+                    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                        connect(broker, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+                    }
                 }
                 guard broker >= 0, connected == 0 else {
                     close(client)
@@ -118,7 +123,12 @@ final class BootstrapForwarder: Sendable {
         }
 
         func directionEnded() {
-            guard running.withLock({ $0 -= 1; return $0 == 0 }) else { return }
+            guard
+                running.withLock({
+                    $0 -= 1
+                    return $0 == 0
+                })
+            else { return }
             close(client)
             close(broker)
         }
@@ -135,7 +145,9 @@ final class BootstrapForwarder: Sendable {
                 guard count > 0 else { break }
                 var written = 0
                 while written < count {
-                    let result = buffer.withUnsafeBytes { write(destination, $0.baseAddress! + written, count - written) }
+                    let result = buffer.withUnsafeBytes {
+                        write(destination, $0.baseAddress! + written, count - written)
+                    }
                     if result < 0 && errno == EINTR { continue }
                     guard result > 0 else { break loop }
                     written += result

@@ -1,7 +1,7 @@
 import ArgumentParser
 import Foundation
-import NotifyKafka
 import Logging
+import NotifyKafka
 
 /// `notify broker`: the embedded Kafka-protocol broker, until SIGINT or SIGTERM.
 struct BrokerCommand: AsyncParsableCommand {
@@ -37,9 +37,12 @@ struct BrokerCommand: AsyncParsableCommand {
         try await EmbeddedBroker.withBroker(brokers: brokers, logger: logger) { broker in
             for (name, partitions) in topics { try await broker.createTopic(name, partitions: partitions) }
             StandardOutput.writeLine(broker.bootstrapServers)
-            logger.info("Embedded broker serving", metadata: [
-                "bootstrap": "\(broker.bootstrapServers)", "topics": "\(topics.map { "\($0.0):\($0.1)" }.joined(separator: ","))",
-            ])
+            logger.info(
+                "Embedded broker serving",
+                metadata: [
+                    "bootstrap": "\(broker.bootstrapServers)",
+                    "topics": "\(topics.map { "\($0.0):\($0.1)" }.joined(separator: ","))",
+                ])
             await TerminationSignal.wait()
         }
     }
@@ -47,7 +50,8 @@ struct BrokerCommand: AsyncParsableCommand {
     static func parseTopic(_ text: String) throws -> (String, Int32) {
         let parts = text.split(separator: ":", omittingEmptySubsequences: false)
         guard parts.count == 2, !parts[0].isEmpty, let partitions = Int32(parts[1]), partitions > 0 else {
-            throw ValidationError("--topic \(text): expected NAME:PARTITIONS with PARTITIONS > 0, e.g. chat.messages:16.")
+            throw ValidationError(
+                "--topic \(text): expected NAME:PARTITIONS with PARTITIONS > 0, e.g. chat.messages:16.")
         }
         return (String(parts[0]), partitions)
     }

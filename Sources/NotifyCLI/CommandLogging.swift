@@ -13,9 +13,11 @@ let logMetadataProvider: Logger.MetadataProvider? = TraceExport.loggingMetadataP
 /// to the flag layer; the others (`broker`, `inspect`, `produce`, `topics create`) read it here: the flag,
 /// else `NOTIFY_LOG_FORMAT`, else `text`, checked as the setting is.
 struct LogOptions: ParsableArguments {
-    @Option(name: .customLong("log-format"), help: ArgumentHelp(
-        "Log lines on standard error: text or json, one JSON object per line (setting log.format, env NOTIFY_LOG_FORMAT).",
-        valueName: "format"))
+    @Option(
+        name: .customLong("log-format"),
+        help: ArgumentHelp(
+            "Log lines on standard error: text or json, one JSON object per line (setting log.format, env NOTIFY_LOG_FORMAT).",
+            valueName: "format"))
     var logFormat: String?
 
     /// The dedicated flag of `log.format`, for ``SettingsOptions/load(dedicated:kafkaProperties:environment:)``.
@@ -23,7 +25,9 @@ struct LogOptions: ParsableArguments {
 
     /// Starts the logging of a command without settings, at swift-log's default level (its loggers set their own).
     func startLogging(environment: [String: String] = ProcessInfo.processInfo.environment) throws {
-        NotifyLogging.bootstrap(format: try LogFormat.resolve(flag: logFormat, environment: environment), level: .info, metadataProvider: logMetadataProvider)
+        NotifyLogging.bootstrap(
+            format: try LogFormat.resolve(flag: logFormat, environment: environment), level: .info,
+            metadataProvider: logMetadataProvider)
     }
 }
 
@@ -31,7 +35,8 @@ extension NotifySettings {
     /// Starts the process's logging as `log.format` and `log.level` say: call it once the settings are
     /// read, before any `Logger` is made.
     func startLogging() {
-        NotifyLogging.bootstrap(format: logFormat, level: Logger.Level(rawValue: logLevel) ?? .info, metadataProvider: logMetadataProvider)
+        NotifyLogging.bootstrap(
+            format: logFormat, level: Logger.Level(rawValue: logLevel) ?? .info, metadataProvider: logMetadataProvider)
     }
 }
 

@@ -1,8 +1,8 @@
 import ArgumentParser
 import Foundation
-import NotifyKafka
 import Logging
 import NotifyCore
+import NotifyKafka
 import NotifyPipeline
 import NotifyService
 import NotifySinks
@@ -12,7 +12,8 @@ import ServiceLifecycle
 struct DevCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "dev",
-        abstract: "Run everything on this machine: embedded broker, topics, both stages, in-app gateway, a console sink, the demo.",
+        abstract:
+            "Run everything on this machine: embedded broker, topics, both stages, in-app gateway, a console sink, the demo.",
         discussion: """
             Prints the bootstrap list (127.0.0.1:9092 unless --broker-port says otherwise), where this \
             executable is and the addresses it serves, then every decision, delivery and in-app outcome as it \
@@ -30,30 +31,41 @@ struct DevCommand: AsyncParsableCommand {
     @Option(help: "Where the in-app WebSocket gateway listens.")
     var inappListen = "127.0.0.1:8090"
 
-    @Option(help: ArgumentHelp(
-        "The port of the bootstrap address 127.0.0.1:PORT, the same every run, so an exported NOTIFY_BOOTSTRAP stays valid (0: the broker's own port, new every run).",
-        valueName: "port"))
+    @Option(
+        help: ArgumentHelp(
+            "The port of the bootstrap address 127.0.0.1:PORT, the same every run, so an exported NOTIFY_BOOTSTRAP stays valid (0: the broker's own port, new every run).",
+            valueName: "port"))
     var brokerPort = 9092
 
     @Option(help: ArgumentHelp("The Schemas directory (setting pipeline.schemas).", valueName: "dir"))
     var schemas: String?
 
     func run() async throws {
-        guard (0...65_535).contains(brokerPort) else { throw ValidationError("--broker-port \(brokerPort): expected 0...65535.") }
+        guard (0...65_535).contains(brokerPort) else {
+            throw ValidationError("--broker-port \(brokerPort): expected 0...65535.")
+        }
         // Read before the broker starts, so that its log lines are in log.format too; the bootstrap is the
         // embedded broker's, set once it runs.
-        let loaded = try await service.loadSettings(kafka: KafkaOptions.parse([]), commandFlags: [
-            ("kafka.bootstrap", "(embedded broker)", "127.0.0.1:\(brokerPort)"), ("pipeline.schemas", "--schemas", schemas),
-        ])
+        let loaded = try await service.loadSettings(
+            kafka: KafkaOptions.parse([]),
+            commandFlags: [
+                ("kafka.bootstrap", "(embedded broker)", "127.0.0.1:\(brokerPort)"),
+                ("pipeline.schemas", "--schemas", schemas),
+            ])
         loaded.startLogging()
         var quiet = Logger(label: "notify.dev")
         quiet.logLevel = .warning
         // Checked before anything starts: a server that fails to bind later cancels every service.
         let (inappHost, inappPort) = try listenAddress(inappListen, flag: "--inapp-listen")
-        try BootstrapForwarder.requireFree(host: inappHost, port: inappPort, message: Self.inUse("\(inappListen)", what: "the in-app gateway", flag: "--inapp-listen"))
+        try BootstrapForwarder.requireFree(
+            host: inappHost, port: inappPort,
+            message: Self.inUse("\(inappListen)", what: "the in-app gateway", flag: "--inapp-listen"))
         try await EmbeddedBroker.withBroker(logger: quiet) { broker in
-            let forwarder = try brokerPort == 0 ? nil : BootstrapForwarder(
-                port: brokerPort, forwardingTo: Int(broker.bootstrapServers.split(separator: ":").last!)!)
+            let forwarder =
+                try brokerPort == 0
+                ? nil
+                : BootstrapForwarder(
+                    port: brokerPort, forwardingTo: Int(broker.bootstrapServers.split(separator: ":").last!)!)
             forwarder?.start()
             defer { forwarder?.stop() }
             let bootstrap = forwarder.map { "127.0.0.1:\($0.port)" } ?? broker.bootstrapServers
@@ -61,35 +73,48 @@ struct DevCommand: AsyncParsableCommand {
             settings.kafka.bootstrap = bootstrap
             settings.kafka.properties.merge(EmbeddedBroker.clientProperties) { configured, _ in configured }
             let http = settings.http.listen
-            try BootstrapForwarder.requireFree(host: http.host, port: http.port, message: Self.inUse(http.description, what: "the console", flag: "--http-listen"))
-            let catalog = try TopicCatalog.load(from: URL(fileURLWithPath: settings.pipeline.schemasDirectory).appendingPathComponent("topics.json"))
-            for topic in catalog.topics { try await broker.createTopic(topic.name, partitions: min(topic.partitions, 4)) }
+            try BootstrapForwarder.requireFree(
+                host: http.host, port: http.port,
+                message: Self.inUse(http.description, what: "the console", flag: "--http-listen"))
+            let catalog = try TopicCatalog.load(
+                from: URL(fileURLWithPath: settings.pipeline.schemasDirectory).appendingPathComponent("topics.json"))
+            for topic in catalog.topics {
+                try await broker.createTopic(topic.name, partitions: min(topic.partitions, 4))
+            }
             let core = try settings.coreConfiguration()
             var logger = settings.logger(label: "notify.dev")
             if logger.logLevel == .info { logger.logLevel = .notice }
             let traceExport = try TraceExport.bootstrapForCommand(serviceName: "notify-dev", logger: logger)
             let shell = ServiceShell(
-                settings: settings, logger: logger, console: ConsoleFeed(categories: core.categories), traceExport: traceExport)
+                settings: settings, logger: logger, console: ConsoleFeed(categories: core.categories),
+                traceExport: traceExport)
             shell.metrics.bootstrapMetricsSystem()
             var client = KafkaClientConfiguration(
-                bootstrapServers: broker.bootstrapServers, clientId: "notify-dev", properties: settings.kafka.properties)
+                bootstrapServers: broker.bootstrapServers, clientId: "notify-dev", properties: settings.kafka.properties
+            )
             client.statistics = shell.metrics.kafkaStatistics
 
             let pipeline = PipelineInstance(
                 settings: try settings.pipelineSettings(core: core).reporting(to: shell.metrics), observer: .dev(shell),
                 logger: logger)
-            let secret = Secret(bytes: (0..<32).map { _ in UInt8.random(in: 0...255) }, origin: "generated by notify dev")
+            let secret = Secret(
+                bytes: (0..<32).map { _ in UInt8.random(in: 0...255) }, origin: "generated by notify dev")
             let gateway = InAppGateway(
-                secrets: InAppTokenSecrets(withoutKid: secret), clockLeeway: settings.sink.inapp.clockLeeway, logger: logger,
+                secrets: InAppTokenSecrets(withoutKid: secret), clockLeeway: settings.sink.inapp.clockLeeway,
+                logger: logger,
                 onConnectionCount: { shell.metrics.setInAppConnections($0) })
             shell.metrics.startInAppGatewaySeries()
-            let inapp = SinkRuntime(sink: InAppSink(gateway: gateway, ackTimeout: .seconds(2)), shell: shell, client: client)
+            let inapp = SinkRuntime(
+                sink: InAppSink(gateway: gateway, ackTimeout: .seconds(2)), shell: shell, client: client)
             let console = SinkRuntime(sink: ConsoleSink(), shell: shell, client: client)
-            let demo = ScenarioLoader(path: scenario == "none" ? nil : scenario, client: client, pipeline: pipeline, logger: logger)
+            let demo = ScenarioLoader(
+                path: scenario == "none" ? nil : scenario, client: client, pipeline: pipeline, logger: logger)
 
             StandardOutput.writeLine("notify dev")
             StandardOutput.writeLine("  bootstrap   \(bootstrap)   (export NOTIFY_BOOTSTRAP=\(bootstrap))")
-            StandardOutput.writeLine("  notify      \(Self.executable)   (to run it by name: export PATH=\"\((Self.executable as NSString).deletingLastPathComponent):$PATH\")")
+            StandardOutput.writeLine(
+                "  notify      \(Self.executable)   (to run it by name: export PATH=\"\((Self.executable as NSString).deletingLastPathComponent):$PATH\")"
+            )
             do {
                 try await shell.run([
                     PipelineService(pipeline: pipeline),
@@ -98,7 +123,7 @@ struct DevCommand: AsyncParsableCommand {
                 ]) { address in
                     StandardOutput.writeLine("  console     http://\(address)/   (/healthz /readyz /metrics)")
                 }
-            } catch where String(describing: error).contains("Address already in use") {
+            } catch  where String(describing: error).contains("Address already in use") {
                 throw CommandFailure(Self.addressInUse(http: settings.http.listen.description, inapp: inappListen))
             }
         }
@@ -133,9 +158,12 @@ private struct GatewayService: Service {
     func run() async throws {
         try await gateway.serve(host: host, port: port) { port in
             let token = try await InAppTokenClaims(
-                userId: "bob", deviceId: "bob-iphone", expires: Date(timeIntervalSince1970: Double(Int(Date().timeIntervalSince1970) + 86_400))
+                userId: "bob", deviceId: "bob-iphone",
+                expires: Date(timeIntervalSince1970: Double(Int(Date().timeIntervalSince1970) + 86_400))
             ).signed(secret: secret.bytes)
-            StandardOutput.writeLine("  in-app      ws://\(host):\(port)\(InAppGateway.path)   (bob's iPhone: Authorization: Bearer \(token))")
+            StandardOutput.writeLine(
+                "  in-app      ws://\(host):\(port)\(InAppGateway.path)   (bob's iPhone: Authorization: Bearer \(token))"
+            )
             try await runtime.run()
         }
     }
@@ -165,7 +193,8 @@ extension SinkRuntime {
         self.init(
             sink: sink,
             configuration: SinkRuntimeConfiguration(
-                kafka: client, groupId: "notify-dev-\(sink.kind)", observer: .counting(into: shell.metrics, kind: sink.kind)),
+                kafka: client, groupId: "notify-dev-\(sink.kind)",
+                observer: .counting(into: shell.metrics, kind: sink.kind)),
             logger: shell.logger)
     }
 }
@@ -179,7 +208,8 @@ private struct IdentityTap: Service {
 
     func run() async throws {
         let consumer = try KafkaConsumer(
-            configuration: .init(client: client, groupId: "notify-dev-identities", autoOffsetReset: .earliest), logger: logger)
+            configuration: .init(client: client, groupId: "notify-dev-identities", autoOffsetReset: .earliest),
+            logger: logger)
         try consumer.subscribe([Topic.identities])
         do {
             try await cancelWhenGracefulShutdown {
@@ -187,11 +217,13 @@ private struct IdentityTap: Service {
                     for record in batch {
                         let entry = ConsoleEntry.consumed(record)
                         shell.console.publish(entry)
-                        if case .event(_, _, _, let summary, _, _, _) = entry { StandardOutput.writeLine("  identity    \(summary)") }
+                        if case .event(_, _, _, let summary, _, _, _) = entry {
+                            StandardOutput.writeLine("  identity    \(summary)")
+                        }
                     }
                 }
             }
-        } catch where Task.isShuttingDownGracefully {
+        } catch  where Task.isShuttingDownGracefully {
             // Shutting down: the consumer is closed.
         }
     }
@@ -209,7 +241,7 @@ private struct ScenarioLoader: Service {
         do {
             // Ctrl-C while the pipeline starts or the demo is being sent ends it at once.
             try await cancelWhenGracefulShutdown { try await load(path) }
-        } catch where Task.isShuttingDownGracefully {
+        } catch  where Task.isShuttingDownGracefully {
             return
         }
         try await gracefulShutdown()
@@ -222,15 +254,18 @@ private struct ScenarioLoader: Service {
         }
         let events = try ScenarioRunner.events(of: [UInt8](bytes))
         // Played from now (in whole seconds): with the file's own times, pushes would be past their TTL.
-        let first = events.compactMap { $0.value["at"]?.stringValue.flatMap(EventTime.init(rfc3339:))?.milliseconds }.min()
+        let first = events.compactMap { $0.value["at"]?.stringValue.flatMap(EventTime.init(rfc3339:))?.milliseconds }
+            .min()
         let shift = first.map { (EventTime(Date()).milliseconds - $0) / 1000 * 1000 } ?? 0
         let producer = try KafkaProducer(configuration: client, logger: logger)
         do {
             for event in events.map({ $0.shifted(byMilliseconds: shift) }) {
                 let value = CoreJSON.encode(event.value)
                 let decoded = try InputEvent.decode(topic: event.topic, value: value)
-                _ = try await producer.send(OutgoingRecord(
-                    topic: event.topic, key: Array(decoded.key.utf8), value: value, timestampMilliseconds: decoded.at.milliseconds))
+                _ = try await producer.send(
+                    OutgoingRecord(
+                        topic: event.topic, key: Array(decoded.key.utf8), value: value,
+                        timestampMilliseconds: decoded.at.milliseconds))
                 // Spaced a little, as a live backend would publish them.
                 try await Task.sleep(for: .milliseconds(150))
             }
@@ -253,7 +288,9 @@ extension PipelineObserver {
                 // The console sink prints its own deliveries; the in-app gateway's outcomes (a local
                 // notification the app did not take, before its push fallback) are printed here.
                 for record in records where record.topic == Topic.outcomes {
-                    if case .outcome(let outcome, _) = ConsoleEntry.consumed(record), outcome.sink != ConsoleSink.kindName {
+                    if case .outcome(let outcome, _) = ConsoleEntry.consumed(record),
+                        outcome.sink != ConsoleSink.kindName
+                    {
                         StandardOutput.writeLine("  outcome     \(DevLine.describe(outcome))")
                     }
                 }
@@ -265,7 +302,9 @@ extension PipelineObserver {
             onProduced: { records, commands, letters in
                 service.onProduced(records, commands, letters)
                 for command in commands { StandardOutput.writeLine("  command     \(DevLine.describe(command))") }
-                for letter in letters { StandardOutput.writeLine("  dead letter \(letter.sourceTopic): \(letter.reason)") }
+                for letter in letters {
+                    StandardOutput.writeLine("  dead letter \(letter.sourceTopic): \(letter.reason)")
+                }
             },
             onReady: {
                 service.onReady()
@@ -292,9 +331,11 @@ enum DevLine {
 
     static func describe(_ command: NotificationCommand) -> String {
         let content = command.content
-        let who = "\(command.recipient.userId)/\(command.recipient.deviceId) (\(command.recipient.platform.rawValue), \(command.recipient.provider.rawValue))"
+        let who =
+            "\(command.recipient.userId)/\(command.recipient.deviceId) (\(command.recipient.platform.rawValue), \(command.recipient.provider.rawValue))"
         guard let title = content["title"]?.stringValue else {
-            return "\(command.path.rawValue) → \(who): badge \(content["badge"]?.intValue.map(String.init) ?? "-") (background)"
+            return
+                "\(command.path.rawValue) → \(who): badge \(content["badge"]?.intValue.map(String.init) ?? "-") (background)"
         }
         var text = "\(command.path.rawValue) → \(who): \(title)"
         if let subtitle = content["subtitle"]?.stringValue { text += " · \(subtitle)" }

@@ -1,8 +1,8 @@
 import ArgumentParser
 import Foundation
-import NotifyKafka
 import Logging
 import NotifyCore
+import NotifyKafka
 import NotifyService
 
 /// `notify inspect --topic T`: a readable tail of a topic.
@@ -46,7 +46,8 @@ struct InspectCommand: AsyncParsableCommand {
             StandardOutput.writeErrorLine("\(topic): no records")
             return
         }
-        let consumer = try KafkaConsumer(configuration: .init(client: client, groupId: "notify-inspect"), logger: logger)
+        let consumer = try KafkaConsumer(
+            configuration: .init(client: client, groupId: "notify-inspect"), logger: logger)
         try consumer.assign(starts)
         let follow = follow
         let lastOffsets = ends
@@ -58,7 +59,9 @@ struct InspectCommand: AsyncParsableCommand {
                     if !(record.value.isEmpty && record.headers.contains { $0.name == "notify-mark" }) {
                         StandardOutput.writeLine(RecordSummary.line(for: record))
                     }
-                    if record.offset >= (lastOffsets[record.topicPartition] ?? .max) - 1 { remaining.remove(record.topicPartition) }
+                    if record.offset >= (lastOffsets[record.topicPartition] ?? .max) - 1 {
+                        remaining.remove(record.topicPartition)
+                    }
                 }
                 if !follow && remaining.isEmpty { break }
             }
@@ -68,7 +71,10 @@ struct InspectCommand: AsyncParsableCommand {
 
     /// The message of a topic the cluster does not have, with the nearest one it has.
     static func unknownTopic(_ topic: String, among topics: Set<String>) -> String {
-        let suggestion = closestMatch(to: topic, among: topics.filter { !$0.hasPrefix("__") }.sorted()).map { "; did you mean \($0)?" } ?? ""
+        let suggestion =
+            closestMatch(to: topic, among: topics.filter { !$0.hasPrefix("__") }.sorted()).map {
+                "; did you mean \($0)?"
+            } ?? ""
         return "the topic \(topic) does not exist\(suggestion)"
     }
 }
@@ -78,7 +84,9 @@ enum RecordSummary {
     static func line(for record: KafkaRecord) -> String {
         let time = record.timestampMilliseconds.map { EventTime(milliseconds: $0).rfc3339 } ?? "-"
         let key = record.key.map { String(decoding: $0, as: UTF8.self) } ?? "-"
-        let headers = record.headers.map { "\($0.name)=\($0.value.map { String(decoding: $0, as: UTF8.self) } ?? "null")" }
+        let headers = record.headers.map {
+            "\($0.name)=\($0.value.map { String(decoding: $0, as: UTF8.self) } ?? "null")"
+        }
         var line = "\(record.topic)[\(record.partition)]@\(record.offset) \(time) key=\(key)"
         if !headers.isEmpty { line += " headers{\(headers.joined(separator: ", "))}" }
         return line + " " + describe(record)
@@ -99,8 +107,10 @@ enum RecordSummary {
                 return "outcome \(DevLine.describe(outcome))"
             }
         default:
-            if case .event(_, _, let type, let summary, _, _, _) = ConsoleEntry.record(topic: record.topic, key: nil, value: record.value),
-               InputEvent.topics.contains(record.topic) {
+            if case .event(_, _, let type, let summary, _, _, _) = ConsoleEntry.record(
+                topic: record.topic, key: nil, value: record.value),
+                InputEvent.topics.contains(record.topic)
+            {
                 return "\(type): \(summary)"
             }
         }

@@ -1,7 +1,7 @@
 import ArgumentParser
 import Foundation
-import NotifyKafka
 import Logging
+import NotifyKafka
 import NotifyService
 
 /// The options every command that talks to Kafka takes: `--bootstrap` (or `NOTIFY_BOOTSTRAP`),
@@ -10,11 +10,16 @@ struct KafkaOptions: ParsableArguments {
     @Option(name: .long, help: "Kafka bootstrap servers, HOST:PORT,... (env NOTIFY_BOOTSTRAP).")
     var bootstrap: String?
 
-    @Option(name: .long, help: ArgumentHelp(
-        "Seconds to wait for the bootstrap servers before failing (env NOTIFY_CONNECT_TIMEOUT; default 10).", valueName: "seconds"))
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "Seconds to wait for the bootstrap servers before failing (env NOTIFY_CONNECT_TIMEOUT; default 10).",
+            valueName: "seconds"))
     var connectTimeout: Double?
 
-    @Option(name: .customShort("X"), help: ArgumentHelp("A librdkafka property, key=value (repeatable).", valueName: "key=value"))
+    @Option(
+        name: .customShort("X"),
+        help: ArgumentHelp("A librdkafka property, key=value (repeatable).", valueName: "key=value"))
     var properties: [String] = []
 
     /// The bootstrap list and where it came from (`--bootstrap` or `NOTIFY_BOOTSTRAP`), for messages.
@@ -23,12 +28,16 @@ struct KafkaOptions: ParsableArguments {
         if let fromEnvironment = environment["NOTIFY_BOOTSTRAP"], !fromEnvironment.isEmpty {
             return (fromEnvironment, "NOTIFY_BOOTSTRAP")
         }
-        throw ValidationError("No Kafka bootstrap servers: pass --bootstrap HOST:PORT or set NOTIFY_BOOTSTRAP (`notify dev` prints its list).")
+        throw ValidationError(
+            "No Kafka bootstrap servers: pass --bootstrap HOST:PORT or set NOTIFY_BOOTSTRAP (`notify dev` prints its list)."
+        )
     }
 
     /// The client settings these options describe, once a broker at the bootstrap list has answered;
     /// throws a message naming the list and where it came from when none answers within the connect timeout.
-    func reachableClient(clientId: String, environment: [String: String] = ProcessInfo.processInfo.environment) async throws -> KafkaClientConfiguration {
+    func reachableClient(clientId: String, environment: [String: String] = ProcessInfo.processInfo.environment)
+        async throws -> KafkaClientConfiguration
+    {
         try await reachableCluster(clientId: clientId, environment: environment).client
     }
 
@@ -37,8 +46,10 @@ struct KafkaOptions: ParsableArguments {
         clientId: String, environment: [String: String] = ProcessInfo.processInfo.environment
     ) async throws -> (client: KafkaClientConfiguration, topics: Set<String>) {
         let (servers, origin) = try bootstrapAndOrigin(environment: environment)
-        let client = KafkaClientConfiguration(bootstrapServers: servers, clientId: clientId, properties: try librdkafkaProperties())
-        let topics = try await KafkaReachability.check(client, timeout: try timeout(environment: environment), origin: origin)
+        let client = KafkaClientConfiguration(
+            bootstrapServers: servers, clientId: clientId, properties: try librdkafkaProperties())
+        let topics = try await KafkaReachability.check(
+            client, timeout: try timeout(environment: environment), origin: origin)
         return (client, topics)
     }
 
@@ -47,7 +58,9 @@ struct KafkaOptions: ParsableArguments {
         let text = connectTimeout.map { String($0) } ?? environment["NOTIFY_CONNECT_TIMEOUT"]
         guard let text else { return .seconds(10) }
         guard let seconds = Double(text), seconds > 0, seconds <= 600 else {
-            throw ValidationError("connect timeout \(text): expected seconds between 0 and 600 (--connect-timeout or NOTIFY_CONNECT_TIMEOUT).")
+            throw ValidationError(
+                "connect timeout \(text): expected seconds between 0 and 600 (--connect-timeout or NOTIFY_CONNECT_TIMEOUT)."
+            )
         }
         return .milliseconds(Int64(seconds * 1000))
     }
@@ -59,7 +72,9 @@ struct KafkaOptions: ParsableArguments {
             guard let (name, value) = KafkaClientConfiguration.property(property) else {
                 throw ValidationError("-X \(property): expected key=value.")
             }
-            if let problem = LibrdkafkaProperty.problem(name: name, value: value) { throw ValidationError("-X \(property): \(problem)") }
+            if let problem = LibrdkafkaProperty.problem(name: name, value: value) {
+                throw ValidationError("-X \(property): \(problem)")
+            }
             result[name] = value
         }
         return result
@@ -75,7 +90,8 @@ enum KafkaReachability {
     ///   - timeout: how long to wait (setting `kafka.connectTimeout`).
     ///   - origin: where the bootstrap list came from (`--bootstrap`, `NOTIFY_BOOTSTRAP`, "the default"...).
     @discardableResult
-    static func check(_ client: KafkaClientConfiguration, timeout: Duration, origin: String) async throws -> Set<String> {
+    static func check(_ client: KafkaClientConfiguration, timeout: Duration, origin: String) async throws -> Set<String>
+    {
         var quiet = Logger(label: "notify.connect")
         quiet.logLevel = .critical
         let admin = try KafkaAdmin(configuration: client, logger: quiet)
@@ -83,7 +99,8 @@ enum KafkaReachability {
         do {
             return try await admin.topicNames(timeoutMilliseconds: Int32(clamping: milliseconds))
         } catch let error as KafkaError {
-            throw CommandFailure(unreachableMessage(client.bootstrapServers, origin: origin, timeout: timeout, error: error))
+            throw CommandFailure(
+                unreachableMessage(client.bootstrapServers, origin: origin, timeout: timeout, error: error))
         }
     }
 
@@ -108,7 +125,8 @@ enum LibrdkafkaProperty {
     static func problem(name: String, value: String) -> String? {
         guard let problem = KafkaClientConfiguration.problem(withProperty: name, value: value) else { return nil }
         guard !KafkaClientConfiguration.librdkafkaPropertyNames.contains(name),
-              let suggestion = closestMatch(to: name, among: KafkaClientConfiguration.librdkafkaPropertyNames) else { return problem }
+            let suggestion = closestMatch(to: name, among: KafkaClientConfiguration.librdkafkaPropertyNames)
+        else { return problem }
         return "\(problem); did you mean \"\(suggestion)\"?"
     }
 }

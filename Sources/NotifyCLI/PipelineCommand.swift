@@ -1,7 +1,7 @@
 import ArgumentParser
-import NotifyKafka
 import Logging
 import NotifyCore
+import NotifyKafka
 import NotifyPipeline
 import NotifyService
 import ServiceLifecycle
@@ -32,26 +32,32 @@ struct PipelineCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("The Schemas directory (setting pipeline.schemas).", valueName: "dir"))
     var schemas: String?
 
-    @Option(help: ArgumentHelp(
-        "Thumbnail service asked for image attachments (setting thumbnails.url; timeout thumbnails.timeout, default 0.5 s).",
-        valueName: "url"))
+    @Option(
+        help: ArgumentHelp(
+            "Thumbnail service asked for image attachments (setting thumbnails.url; timeout thumbnails.timeout, default 0.5 s).",
+            valueName: "url"))
     var thumbnailService: String?
 
     func run() async throws {
-        let settings = try await service.loadSettings(kafka: kafka, commandFlags: [
-            ("kafka.groupId", "--group", group), ("pipeline.stages", "--stages", stages), ("pipeline.schemas", "--schemas", schemas),
-            ("thumbnails.url", "--thumbnail-service", thumbnailService),
-        ])
+        let settings = try await service.loadSettings(
+            kafka: kafka,
+            commandFlags: [
+                ("kafka.groupId", "--group", group), ("pipeline.stages", "--stages", stages),
+                ("pipeline.schemas", "--schemas", schemas),
+                ("thumbnails.url", "--thumbnail-service", thumbnailService),
+            ])
         settings.startLogging()
         let logger = settings.logger(label: "notify.pipeline")
         let traceExport = try TraceExport.bootstrapForCommand(serviceName: "notify-pipeline", logger: logger)
         try await service.requireKafka(settings, kafka: kafka)
         let core = try settings.coreConfiguration()
         let shell = ServiceShell(
-            settings: settings, logger: logger, console: ConsoleFeed(categories: core.categories), traceExport: traceExport)
+            settings: settings, logger: logger, console: ConsoleFeed(categories: core.categories),
+            traceExport: traceExport)
         shell.metrics.bootstrapMetricsSystem()
         let pipeline = PipelineInstance(
-            settings: try settings.pipelineSettings(core: core).reporting(to: shell.metrics), observer: .service(shell), logger: logger)
+            settings: try settings.pipelineSettings(core: core).reporting(to: shell.metrics), observer: .service(shell),
+            logger: logger)
         try await shell.run([PipelineService(pipeline: pipeline)]) { address in
             logger.info("Serving /healthz, /readyz, /metrics and the console at http://\(address)")
         }
@@ -92,7 +98,9 @@ extension PipelineObserver {
                 for letter in deadLetters { shell.metrics.recordDeadLetter(source: letter.sourceTopic) }
                 for command in commands {
                     shell.console.publish(.command(command))
-                    shell.logger.info("command \(command.path.rawValue) to \(command.recipient.userId)/\(command.recipient.deviceId) (\(command.recipient.provider.rawValue)) message \(command.messageId ?? "-")")
+                    shell.logger.info(
+                        "command \(command.path.rawValue) to \(command.recipient.userId)/\(command.recipient.deviceId) (\(command.recipient.provider.rawValue)) message \(command.messageId ?? "-")"
+                    )
                 }
             },
             onReady: { shell.status.markReady() },
@@ -110,13 +118,19 @@ extension PipelineObserver {
             },
             onReleasedByMaximumWait: { stage, count in
                 shell.metrics.recordEventTimeForced(stage: stage.rawValue, count: count)
-                shell.logger.warning("\(count) record(s) of the \(stage.rawValue) stage folded after the maximum event-time wait (pipeline.maxEventTimeWait): an input or a stage-1 task did not move on")
+                shell.logger.warning(
+                    "\(count) record(s) of the \(stage.rawValue) stage folded after the maximum event-time wait (pipeline.maxEventTimeWait): an input or a stage-1 task did not move on"
+                )
             },
             onMisplaced: { topic, count in shell.metrics.recordMisplaced(topic: topic, count: count) },
             onClusterCheck: { shell.status.clusterCheck(reachable: $0) },
             onPartitions: { stage, held in
                 let consumer = "stage \(stage.rawValue)"
-                if held { shell.status.partitionsAssigned(consumer: consumer) } else { shell.status.partitionsRevoked(consumer: consumer, remaining: 0) }
+                if held {
+                    shell.status.partitionsAssigned(consumer: consumer)
+                } else {
+                    shell.status.partitionsRevoked(consumer: consumer, remaining: 0)
+                }
             },
             onDeadLetterLost: { letter in shell.metrics.recordDeadLetterLost(source: letter.sourceTopic) })
     }
@@ -147,11 +161,14 @@ extension NotifySettings {
     /// What the pipeline needs of the settings.
     func pipelineSettings(core: CoreConfiguration) throws -> PipelineSettings {
         let names = try pipeline.stages.map { name in
-            guard let stage = StageName(rawValue: name) else { throw ValidationError("pipeline.stages: unknown stage \(name)") }
+            guard let stage = StageName(rawValue: name) else {
+                throw ValidationError("pipeline.stages: unknown stage \(name)")
+            }
             return stage
         }
         var settings = PipelineSettings(
-            client: KafkaClientConfiguration(bootstrapServers: kafka.bootstrap, clientId: kafka.clientId, properties: kafka.properties),
+            client: KafkaClientConfiguration(
+                bootstrapServers: kafka.bootstrap, clientId: kafka.clientId, properties: kafka.properties),
             groupId: kafka.groupId ?? "notify", stages: Set(names), core: core, saveInterval: pipeline.saveInterval,
             thumbnails: thumbnails.url.map {
                 ThumbnailSettings(url: $0, timeout: thumbnails.timeout, backlogLimit: Int64(thumbnails.backlogLimit))
@@ -168,7 +185,8 @@ extension PipelineSettings {
     func reporting(to metrics: NotifyMetrics) -> PipelineSettings {
         var settings = self
         settings.client.statistics = metrics.kafkaStatistics
-        metrics.startPipelineSeries(stages: stages.sorted { $0.rawValue < $1.rawValue }.map { ($0.rawValue, $0.topicsRead) })
+        metrics.startPipelineSeries(
+            stages: stages.sorted { $0.rawValue < $1.rawValue }.map { ($0.rawValue, $0.topicsRead) })
         return settings
     }
 }

@@ -1,15 +1,16 @@
 import ArgumentParser
 import Foundation
-import NotifyKafka
 import Logging
 import NotifyCore
+import NotifyKafka
 import NotifyService
 
 /// `notify produce --topic T`: JSONL on stdin to a topic, each line validated and keyed first.
 struct ProduceCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "produce",
-        abstract: "Send JSON lines from standard input to a topic, each validated and keyed as Schemas/topics.json says.",
+        abstract:
+            "Send JSON lines from standard input to a topic, each validated and keyed as Schemas/topics.json says.",
         discussion: """
             A line that is not a valid event of the topic is reported on standard error with its line number \
             and not sent; the others are sent. Exits with status 1 if any line was refused. The record's \
@@ -28,11 +29,13 @@ struct ProduceCommand: AsyncParsableCommand {
         try log.startLogging()
         let catalog = try schemas.loadTopicCatalog()
         guard let entry = catalog.topic(topic) else {
-            throw ValidationError("unknown topic \(topic); the catalog has: \(catalog.topics.map(\.name).joined(separator: ", "))")
+            throw ValidationError(
+                "unknown topic \(topic); the catalog has: \(catalog.topics.map(\.name).joined(separator: ", "))")
         }
         var logger = Logger(label: "notify.produce")
         logger.logLevel = .warning
-        let producer = try KafkaProducer(configuration: try await kafka.reachableClient(clientId: "notify-produce"), logger: logger)
+        let producer = try KafkaProducer(
+            configuration: try await kafka.reachableClient(clientId: "notify-produce"), logger: logger)
         var refused = 0
         var sent = 0
         var pending: [OutgoingRecord] = []
@@ -69,16 +72,19 @@ enum ProducedLine {
             do {
                 event = try InputEvent.decode(topic: topic.name, value: value)
             } catch {
-                throw ValidationError("\(topic.name): " + problems(of: value, topic: topic.name, first: error).joined(separator: " · "))
+                throw ValidationError(
+                    "\(topic.name): " + problems(of: value, topic: topic.name, first: error).joined(separator: " · "))
             }
-            return OutgoingRecord(topic: topic.name, key: Array(event.key.utf8), value: value,
-                                  timestampMilliseconds: event.at.milliseconds)
+            return OutgoingRecord(
+                topic: topic.name, key: Array(event.key.utf8), value: value,
+                timestampMilliseconds: event.at.milliseconds)
         }
         let json = try CoreJSON.parse(value)
         var field: JSONValue? = json
         for part in topic.key.split(separator: ".") { field = field?[String(part)] }
         guard let key = field?.stringValue else {
-            throw ValidationError("\(topic.name): field \"\(topic.key)\": missing or not a string (it is the record key)")
+            throw ValidationError(
+                "\(topic.name): field \"\(topic.key)\": missing or not a string (it is the record key)")
         }
         return OutgoingRecord(topic: topic.name, key: Array(key.utf8), value: value)
     }
@@ -93,13 +99,16 @@ enum ProducedLine {
         while true {
             let allowedMarker = "unknown field (allowed: "
             guard error.problem.hasPrefix(allowedMarker), problems.count < 20, let current = json,
-                  let trimmed = removing(error.field, from: current) else {
+                let trimmed = removing(error.field, from: current)
+            else {
                 problems.append("field \"\(error.field)\": \(error.problem)")
                 return problems
             }
             let allowed = error.problem.dropFirst(allowedMarker.count).dropLast().components(separatedBy: ", ")
             let name = String(error.field.split(separator: ".").last ?? Substring(error.field))
-            let suggestion = closestMatch(to: name, among: allowed).map { ", did you mean \"\($0)\"?" } ?? " (allowed: \(allowed.joined(separator: ", ")))"
+            let suggestion =
+                closestMatch(to: name, among: allowed).map { ", did you mean \"\($0)\"?" }
+                ?? " (allowed: \(allowed.joined(separator: ", ")))"
             problems.append("field \"\(error.field)\": unknown field\(suggestion)")
             json = trimmed
             do {

@@ -4,13 +4,19 @@ import NotifyCore
 
 /// `--schemas`: the Schemas directory (setting `pipeline.schemas`, env `NOTIFY_SCHEMAS`, default ./Schemas).
 struct SchemasOption: ParsableArguments {
-    @Option(name: .long, help: ArgumentHelp("The Schemas directory (policies.json, categories.json); setting pipeline.schemas, env NOTIFY_SCHEMAS, default ./Schemas.", valueName: "dir"))
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "The Schemas directory (policies.json, categories.json); setting pipeline.schemas, env NOTIFY_SCHEMAS, default ./Schemas.",
+            valueName: "dir"))
     var schemas: String?
 
     /// The directory: the flag, else `NOTIFY_SCHEMAS`, else `./Schemas`.
     var directory: String {
         if let schemas { return schemas }
-        if let fromEnvironment = ProcessInfo.processInfo.environment["NOTIFY_SCHEMAS"], !fromEnvironment.isEmpty { return fromEnvironment }
+        if let fromEnvironment = ProcessInfo.processInfo.environment["NOTIFY_SCHEMAS"], !fromEnvironment.isEmpty {
+            return fromEnvironment
+        }
         return "Schemas"
     }
 }
@@ -28,13 +34,14 @@ extension SettingsOptions {
 struct RenderCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "render",
-        abstract: "Print the commands a scenario produces (JSONL on stdout); suppressed deliveries and refused events on stderr.",
+        abstract:
+            "Print the commands a scenario produces (JSONL on stdout); suppressed deliveries and refused events on stderr.",
         discussion: """
-        SCENARIO is {"events": [{"topic": "chat.messages", "value": {...}}, ...]}. Each stage folds its events \
-        in event-time order (each value's "at"; events of one key keep their order in the file), as the \
-        pipeline does, with the same settings (--config, --set, NOTIFY_*). Exits with status 1 when an event \
-        was refused.
-        """
+            SCENARIO is {"events": [{"topic": "chat.messages", "value": {...}}, ...]}. Each stage folds its events \
+            in event-time order (each value's "at"; events of one key keep their order in the file), as the \
+            pipeline does, with the same settings (--config, --set, NOTIFY_*). Exits with status 1 when an event \
+            was refused.
+            """
     )
 
     @Argument(help: ArgumentHelp("The scenario file ('-' for stdin).", valueName: "SCENARIO.json"))
@@ -50,7 +57,9 @@ struct RenderCommand: AsyncParsableCommand {
         do {
             result = try ScenarioRunner(configuration: configuration).run(scenario: bytes)
         } catch {
-            throw RenderError("\(scenario): \(error.field): \(error.problem); a scenario is {\"events\": [{\"topic\": \"chat.messages\", \"value\": {...}}, ...]}")
+            throw RenderError(
+                "\(scenario): \(error.field): \(error.problem); a scenario is {\"events\": [{\"topic\": \"chat.messages\", \"value\": {...}}, ...]}"
+            )
         }
         var out: [UInt8] = []
         for command in result.commands {

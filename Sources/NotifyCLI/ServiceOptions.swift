@@ -7,10 +7,15 @@ import NotifyService
 /// for any setting. `pipeline`, `render` and `replay` read the same settings this way, so the folds
 /// they run use the same waits and intervals (docs/configuration.md).
 struct SettingsOptions: ParsableArguments {
-    @Option(name: .long, help: ArgumentHelp("JSON config file (env NOTIFY_CONFIG). See docs/configuration.md.", valueName: "file"))
+    @Option(
+        name: .long,
+        help: ArgumentHelp("JSON config file (env NOTIFY_CONFIG). See docs/configuration.md.", valueName: "file"))
     var config: String?
 
-    @Option(name: .customLong("set"), help: ArgumentHelp("Any setting, KEY=VALUE (repeatable), e.g. --set pipeline.identityWait=1.5.", valueName: "key=value"))
+    @Option(
+        name: .customLong("set"),
+        help: ArgumentHelp(
+            "Any setting, KEY=VALUE (repeatable), e.g. --set pipeline.identityWait=1.5.", valueName: "key=value"))
     var settings: [String] = []
 
     /// Loads the settings: `dedicated` flags (by setting key, with the flag's name for messages) and
@@ -45,7 +50,10 @@ struct ServiceOptions: ParsableArguments {
     @OptionGroup var settings: SettingsOptions
     @OptionGroup var log: LogOptions
 
-    @Option(name: .customLong("http-listen"), help: ArgumentHelp("Address of /healthz, /readyz, /metrics and the console (setting http.listen).", valueName: "host:port"))
+    @Option(
+        name: .customLong("http-listen"),
+        help: ArgumentHelp(
+            "Address of /healthz, /readyz, /metrics and the console (setting http.listen).", valueName: "host:port"))
     var httpListen: String?
 
     /// Loads the settings: these flags, then `kafka`'s, then `commandFlags` (a command's own dedicated
@@ -55,8 +63,11 @@ struct ServiceOptions: ParsableArguments {
         environment: [String: String] = ProcessInfo.processInfo.environment
     ) async throws -> NotifySettings {
         try await settings.load(
-            dedicated: [("http.listen", "--http-listen", httpListen), ("kafka.bootstrap", "--bootstrap", kafka.bootstrap),
-                        ("kafka.connectTimeout", "--connect-timeout", kafka.connectTimeout.map { String($0) }), log.dedicatedFlag] + commandFlags,
+            dedicated: [
+                ("http.listen", "--http-listen", httpListen), ("kafka.bootstrap", "--bootstrap", kafka.bootstrap),
+                ("kafka.connectTimeout", "--connect-timeout", kafka.connectTimeout.map { String($0) }),
+                log.dedicatedFlag,
+            ] + commandFlags,
             kafkaProperties: try kafka.librdkafkaProperties(), environment: environment)
     }
 }
@@ -65,19 +76,24 @@ extension ServiceOptions {
     /// Fails within `kafka.connectTimeout` when no broker answers at `settings.kafka.bootstrap`, with a
     /// message naming the list and where it came from (the default 127.0.0.1:9092 included).
     func requireKafka(
-        _ settings: NotifySettings, kafka: KafkaOptions, environment: [String: String] = ProcessInfo.processInfo.environment
+        _ settings: NotifySettings, kafka: KafkaOptions,
+        environment: [String: String] = ProcessInfo.processInfo.environment
     ) async throws {
         let client = KafkaClientConfiguration(
-            bootstrapServers: settings.kafka.bootstrap, clientId: settings.kafka.clientId, properties: settings.kafka.properties)
+            bootstrapServers: settings.kafka.bootstrap, clientId: settings.kafka.clientId,
+            properties: settings.kafka.properties)
         try await KafkaReachability.check(
-            client, timeout: settings.kafka.connectTimeout, origin: bootstrapOrigin(kafka: kafka, environment: environment))
+            client, timeout: settings.kafka.connectTimeout,
+            origin: bootstrapOrigin(kafka: kafka, environment: environment))
     }
 
     /// Where `kafka.bootstrap` came from, for messages: the layer that set it, or the default.
     func bootstrapOrigin(kafka: KafkaOptions, environment: [String: String]) -> String {
         if kafka.bootstrap != nil { return "--bootstrap" }
         if settings.settings.contains(where: { $0.hasPrefix("kafka.bootstrap=") }) { return "--set kafka.bootstrap" }
-        if let variable = ["NOTIFY_KAFKA_BOOTSTRAP", "NOTIFY_BOOTSTRAP"].first(where: { environment[$0].map { !$0.isEmpty } ?? false }) {
+        if let variable = ["NOTIFY_KAFKA_BOOTSTRAP", "NOTIFY_BOOTSTRAP"].first(where: {
+            environment[$0].map { !$0.isEmpty } ?? false
+        }) {
             return variable
         }
         if let file = settings.config ?? environment["NOTIFY_CONFIG"].flatMap({ $0.isEmpty ? nil : $0 }) {

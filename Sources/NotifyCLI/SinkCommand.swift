@@ -1,8 +1,8 @@
 import ArgumentParser
 import Foundation
-import NotifyKafka
 import Logging
 import NotifyCore
+import NotifyKafka
 import NotifyService
 import NotifySinks
 import ServiceLifecycle
@@ -14,7 +14,8 @@ import UnixSignals
 struct SinkCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "sink",
-        abstract: "Deliver notify.commands to devices (apns, fcm, inapp, webhook, jsonl) and report to notify.outcomes.",
+        abstract:
+            "Deliver notify.commands to devices (apns, fcm, inapp, webhook, jsonl) and report to notify.outcomes.",
         discussion: """
             Secrets come from files or the environment only: --key-file or NOTIFY_APNS_KEY, \
             --service-account or NOTIFY_FCM_SERVICE_ACCOUNT, --secret-file or NOTIFY_INAPP_SECRET / \
@@ -47,10 +48,12 @@ struct SinkCommand: AsyncParsableCommand {
             throw ValidationError("--secrets-dir is for --kind \(kinds.kindsReadingSecretsDirectory).")
         }
         let settings = try await service.loadSettings(
-            kafka: kafka, commandFlags: [("sink.\(kind.rawValue).secretsDirectory", "--secrets-dir", shared.secretsDir)])
+            kafka: kafka, commandFlags: [("sink.\(kind.rawValue).secretsDirectory", "--secrets-dir", shared.secretsDir)]
+        )
         settings.startLogging()
         let logger = settings.logger(label: "notify.sink.\(kind.rawValue)")
-        let traceExport = try TraceExport.bootstrapForCommand(serviceName: "notify-sink-\(kind.rawValue)", logger: logger)
+        let traceExport = try TraceExport.bootstrapForCommand(
+            serviceName: "notify-sink-\(kind.rawValue)", logger: logger)
         try await service.requireKafka(settings, kafka: kafka)
         let shell = ServiceShell(settings: settings, logger: logger, traceExport: traceExport)
         shell.metrics.bootstrapMetricsSystem()
@@ -66,16 +69,21 @@ struct SinkCommand: AsyncParsableCommand {
             shell.status.partitionsAssigned(consumer: "the sink's consumer")
         }
         observer.onClusterCheck = { shell.status.clusterCheck(reachable: $0) }
-        observer.onPartitionsRevoked = { shell.status.partitionsRevoked(consumer: "the sink's consumer", remaining: $0) }
+        observer.onPartitionsRevoked = {
+            shell.status.partitionsRevoked(consumer: "the sink's consumer", remaining: $0)
+        }
         let configuration = runtimeConfiguration(settings: settings, metrics: shell.metrics, observer: observer)
         let context = SinkKindContext(kind: kind, settings: settings, logger: logger, metrics: shell.metrics)
         try await serve(options, context: context, configuration: configuration, shell: shell)
     }
 
     /// How the sink's runtime runs: Kafka client, group, retries and concurrency from `settings` and these flags.
-    func runtimeConfiguration(settings: NotifySettings, metrics: NotifyMetrics, observer: SinkObserver) -> SinkRuntimeConfiguration {
+    func runtimeConfiguration(settings: NotifySettings, metrics: NotifyMetrics, observer: SinkObserver)
+        -> SinkRuntimeConfiguration
+    {
         var client = KafkaClientConfiguration(
-            bootstrapServers: settings.kafka.bootstrap, clientId: "notify-sink-\(kind.rawValue)", properties: settings.kafka.properties)
+            bootstrapServers: settings.kafka.bootstrap, clientId: "notify-sink-\(kind.rawValue)",
+            properties: settings.kafka.properties)
         client.statistics = metrics.kafkaStatistics
         let retry = RetryPolicy(
             maxAttempts: maxAttempts, initialDelay: settings.sink.retryBaseDelay, maxDelay: settings.sink.retryMaxDelay)
@@ -92,7 +100,8 @@ struct SinkCommand: AsyncParsableCommand {
     ) async throws {
         let sink = try options.makeSink(shared, context)
         try await options.serve(sink, context) {
-            try await shell.run([SinkRuntime(sink: sink, configuration: configuration, logger: context.logger)]) { address in
+            try await shell.run([SinkRuntime(sink: sink, configuration: configuration, logger: context.logger)]) {
+                address in
                 shell.logger.info("Serving /healthz, /readyz and /metrics at http://\(address)")
             }
         }

@@ -38,7 +38,7 @@ enum TerminationSignal {
         }
 
         func cancel() {
-            sources.forEach { $0.cancel() }
+            for source in sources { source.cancel() }
         }
     }
 }

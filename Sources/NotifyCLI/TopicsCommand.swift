@@ -1,7 +1,7 @@
 import ArgumentParser
-import NotifyKafka
 import Logging
 import NotifyCore
+import NotifyKafka
 
 /// `notify topics`: topic administration.
 struct TopicsCommand: AsyncParsableCommand {
@@ -29,15 +29,22 @@ struct CreateTopicsCommand: AsyncParsableCommand {
     func run() async throws {
         try log.startLogging()
         let catalog = try schemas.loadTopicCatalog()
-        let admin = try KafkaAdmin(configuration: try await kafka.reachableClient(clientId: "notify-topics"), logger: Logger(label: "notify.topics"))
+        let admin = try KafkaAdmin(
+            configuration: try await kafka.reachableClient(clientId: "notify-topics"),
+            logger: Logger(label: "notify.topics"))
         let specifications = catalog.topics.map(TopicSpecification.init(catalogEntry:))
-            .map { var spec = $0; spec.replicationFactor = replicationFactor; return spec }
+            .map {
+                var spec = $0
+                spec.replicationFactor = replicationFactor
+                return spec
+            }
         let created = try await admin.createTopics(specifications)
         for topic in catalog.topics {
             let state = created.contains(topic.name) ? "created" : "exists "
             StandardOutput.writeLine("\(state) \(topic.name) (\(topic.partitions) partitions, \(topic.cleanupPolicy))")
         }
-        StandardOutput.writeLine("""
+        StandardOutput.writeLine(
+            """
             Producers of chat.*: key each record as Schemas/topics.json says and prefer the murmur2 partitioner \
             (Java's default; librdkafka and kcat: partitioner=murmur2_random). Any other deterministic partitioner \
             works, at the cost of a hop for each misplaced record (docs/operations.md, "Producers and partitioners").

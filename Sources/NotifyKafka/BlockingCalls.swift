@@ -13,7 +13,9 @@ struct BlockingCallQueue: Sendable {
 
     /// Runs `call` on this queue's thread and resumes the caller with its result
     /// (a call that cannot fail makes a `run` that cannot either).
-    func run<T: Sendable, Failure: Error>(_ call: @escaping @Sendable () throws(Failure) -> T) async throws(Failure) -> T {
+    func run<T: Sendable, Failure: Error>(_ call: @escaping @Sendable () throws(Failure) -> T) async throws(Failure)
+        -> T
+    {
         let result: Result<T, Failure> = await withCheckedContinuation { continuation in
             queue.async {
                 continuation.resume(returning: Result { () throws(Failure) -> T in try call() })

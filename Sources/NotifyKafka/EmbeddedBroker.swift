@@ -47,11 +47,14 @@ public final class EmbeddedBroker: Sendable {
     /// acknowledgement (Nagle's algorithm), which the client delays (delayed ACK) until it sends
     /// its next request or up to 40 ms: every round trip took as long as the gap between requests.
     private func disableNagleOnListeners() {
-        let ports = Set(bootstrapServers.split(separator: ",").compactMap { $0.split(separator: ":").last.flatMap { UInt16($0) } })
+        let ports = Set(
+            bootstrapServers.split(separator: ",").compactMap { $0.split(separator: ":").last.flatMap { UInt16($0) } })
         guard let directory = opendir("/proc/self/fd") else { return }
         defer { closedir(directory) }
         while let entry = readdir(directory) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            let name = withUnsafeBytes(of: entry.pointee.d_name) {
+                String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self)
+            }
             guard let descriptor = Int32(name), Self.isListeningSocket(descriptor, onOneOf: ports) else { continue }
             var on: Int32 = 1
             setsockopt(descriptor, Int32(IPPROTO_TCP), TCP_NODELAY, &on, socklen_t(MemoryLayout<Int32>.size))
@@ -61,13 +64,16 @@ public final class EmbeddedBroker: Sendable {
     private static func isListeningSocket(_ descriptor: Int32, onOneOf ports: Set<UInt16>) -> Bool {
         var listening: Int32 = 0
         var length = socklen_t(MemoryLayout<Int32>.size)
-        guard getsockopt(descriptor, SOL_SOCKET, SO_ACCEPTCONN, &listening, &length) == 0, listening != 0 else { return false }
+        guard getsockopt(descriptor, SOL_SOCKET, SO_ACCEPTCONN, &listening, &length) == 0, listening != 0 else {
+            return false
+        }
         var address = sockaddr_in()
         var addressLength = socklen_t(MemoryLayout<sockaddr_in>.size)
         let named = withUnsafeMutablePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(descriptor, $0, &addressLength) }
         }
-        return named == 0 && address.sin_family == sa_family_t(AF_INET) && ports.contains(UInt16(bigEndian: address.sin_port))
+        return named == 0 && address.sin_family == sa_family_t(AF_INET)
+            && ports.contains(UInt16(bigEndian: address.sin_port))
     }
 
     /// Properties for clients of this cluster: a short `fetch.wait.max.ms`, because the mock
@@ -77,7 +83,9 @@ public final class EmbeddedBroker: Sendable {
 
     /// Creates a topic (replication factor at most the number of brokers).
     public func createTopic(_ name: String, partitions: Int32, replicationFactor: Int32 = 1) async throws {
-        try await command("create topic \(name)") { rd_kafka_mock_topic_create($0, name, partitions, replicationFactor) }
+        try await command("create topic \(name)") {
+            rd_kafka_mock_topic_create($0, name, partitions, replicationFactor)
+        }
     }
 
     /// Makes the next `errors.count` requests of this API (a Kafka protocol
@@ -126,7 +134,8 @@ public final class EmbeddedBroker: Sendable {
     /// cluster's thread, which can take up to a second (its poll interval), so this runs
     /// on a thread of its own, never on the cooperative pool. Call it once.
     public func shutdown() async {
-        let cluster = cluster, host = host
+        let cluster = cluster
+        let host = host
         await blockingCalls.run {
             rd_kafka_mock_cluster_destroy(cluster.pointer)
             rd_kafka_destroy(host.pointer)

@@ -50,21 +50,27 @@ public final class KafkaAdmin: Sendable {
         let handle = handle
         return try await blockingCalls.run {
             var newTopics: [OpaquePointer?] = []
-            defer { newTopics.forEach { rd_kafka_NewTopic_destroy($0) } }
+            defer { for topic in newTopics { rd_kafka_NewTopic_destroy(topic) } }
             for topic in topics {
                 var errorText = [CChar](repeating: 0, count: 512)
-                guard let newTopic = rd_kafka_NewTopic_new(
-                    topic.name, topic.partitions, topic.replicationFactor, &errorText, errorText.count
-                ) else {
+                guard
+                    let newTopic = rd_kafka_NewTopic_new(
+                        topic.name, topic.partitions, topic.replicationFactor, &errorText, errorText.count
+                    )
+                else {
                     throw KafkaError.client("topic \(topic.name): \(text(of: errorText))")
                 }
                 newTopics.append(newTopic)
                 for (key, value) in topic.configs.sorted(by: { $0.key < $1.key }) {
                     let result = rd_kafka_NewTopic_set_config(newTopic, key, value)
-                    if result != RD_KAFKA_RESP_ERR_NO_ERROR { throw KafkaError(result, context: "topic \(topic.name) config \(key)") }
+                    if result != RD_KAFKA_RESP_ERR_NO_ERROR {
+                        throw KafkaError(result, context: "topic \(topic.name) config \(key)")
+                    }
                 }
             }
-            let event = try Self.adminRequest(handle, RD_KAFKA_ADMIN_OP_CREATETOPICS, timeoutMilliseconds: timeoutMilliseconds, what: "create topics") {
+            let event = try Self.adminRequest(
+                handle, RD_KAFKA_ADMIN_OP_CREATETOPICS, timeoutMilliseconds: timeoutMilliseconds, what: "create topics"
+            ) {
                 rd_kafka_CreateTopics(handle.pointer, &newTopics, newTopics.count, $0, $1)
             }
             defer { rd_kafka_event_destroy(event) }
@@ -93,7 +99,9 @@ public final class KafkaAdmin: Sendable {
         return try await blockingCalls.run {
             var metadata: UnsafePointer<rd_kafka_metadata>?
             let result = rd_kafka_metadata(handle.pointer, 1, nil, &metadata, timeoutMilliseconds)
-            guard result == RD_KAFKA_RESP_ERR_NO_ERROR, let metadata else { throw KafkaError(result, context: "metadata") }
+            guard result == RD_KAFKA_RESP_ERR_NO_ERROR, let metadata else {
+                throw KafkaError(result, context: "metadata")
+            }
             defer { rd_kafka_metadata_destroy(metadata) }
             return Set((0..<Int(metadata.pointee.topic_cnt)).map { String(cString: metadata.pointee.topics[$0].topic) })
         }
@@ -107,7 +115,9 @@ public final class KafkaAdmin: Sendable {
             defer { rd_kafka_topic_destroy(nativeTopic) }
             var metadata: UnsafePointer<rd_kafka_metadata>?
             let result = rd_kafka_metadata(handle.pointer, 0, nativeTopic, &metadata, timeoutMilliseconds)
-            guard result == RD_KAFKA_RESP_ERR_NO_ERROR, let metadata else { throw KafkaError(result, context: "metadata of \(topic)") }
+            guard result == RD_KAFKA_RESP_ERR_NO_ERROR, let metadata else {
+                throw KafkaError(result, context: "metadata of \(topic)")
+            }
             defer { rd_kafka_metadata_destroy(metadata) }
             guard metadata.pointee.topic_cnt > 0 else { return nil }
             let entry = metadata.pointee.topics[0]
@@ -120,27 +130,34 @@ public final class KafkaAdmin: Sendable {
     /// The value of the topic config `name` (`max.message.bytes`, ...) as the cluster describes it,
     /// or `nil` when the topic does not have it. Throws when the cluster does not answer or cannot
     /// describe configs (librdkafka's mock cluster, the embedded broker, cannot).
-    public func topicConfig(_ topic: String, _ name: String, timeoutMilliseconds: Int32 = 10_000) async throws -> String? {
+    public func topicConfig(_ topic: String, _ name: String, timeoutMilliseconds: Int32 = 10_000) async throws
+        -> String?
+    {
         let handle = handle
         return try await blockingCalls.run {
             var resource: OpaquePointer? = rd_kafka_ConfigResource_new(RD_KAFKA_RESOURCE_TOPIC, topic)
             defer { rd_kafka_ConfigResource_destroy(resource) }
             let event = try Self.adminRequest(
-                handle, RD_KAFKA_ADMIN_OP_DESCRIBECONFIGS, timeoutMilliseconds: timeoutMilliseconds, what: "describe configs of \(topic)"
+                handle, RD_KAFKA_ADMIN_OP_DESCRIBECONFIGS, timeoutMilliseconds: timeoutMilliseconds,
+                what: "describe configs of \(topic)"
             ) {
                 rd_kafka_DescribeConfigs(handle.pointer, &resource, 1, $0, $1)
             }
             defer { rd_kafka_event_destroy(event) }
             var resourceCount = 0
-            guard let resources = rd_kafka_DescribeConfigs_result_resources(rd_kafka_event_DescribeConfigs_result(event), &resourceCount),
-                  resourceCount > 0, let described = resources[0]
+            guard
+                let resources = rd_kafka_DescribeConfigs_result_resources(
+                    rd_kafka_event_DescribeConfigs_result(event), &resourceCount),
+                resourceCount > 0, let described = resources[0]
             else { return nil }
             let code = rd_kafka_ConfigResource_error(described)
             if code != RD_KAFKA_RESP_ERR_NO_ERROR { throw KafkaError(code, context: "describe configs of \(topic)") }
             var entryCount = 0
             guard let entries = rd_kafka_ConfigResource_configs(described, &entryCount) else { return nil }
             for index in 0..<entryCount {
-                guard let entry = entries[index], String(cString: rd_kafka_ConfigEntry_name(entry)) == name else { continue }
+                guard let entry = entries[index], String(cString: rd_kafka_ConfigEntry_name(entry)) == name else {
+                    continue
+                }
                 return rd_kafka_ConfigEntry_value(entry).map { String(cString: $0) }
             }
             return nil
@@ -176,12 +193,15 @@ public final class KafkaAdmin: Sendable {
     }
 
     /// The oldest and next offsets of a partition.
-    public func watermarks(_ partition: TopicPartition, timeoutMilliseconds: Int32 = 10_000) async throws -> (low: Int64, high: Int64) {
+    public func watermarks(_ partition: TopicPartition, timeoutMilliseconds: Int32 = 10_000) async throws -> (
+        low: Int64, high: Int64
+    ) {
         let handle = handle
         return try await blockingCalls.run {
             var low: Int64 = 0
             var high: Int64 = 0
-            let result = rd_kafka_query_watermark_offsets(handle.pointer, partition.topic, partition.partition, &low, &high, timeoutMilliseconds)
+            let result = rd_kafka_query_watermark_offsets(
+                handle.pointer, partition.topic, partition.partition, &low, &high, timeoutMilliseconds)
             if result != RD_KAFKA_RESP_ERR_NO_ERROR { throw KafkaError(result, context: "watermarks of \(partition)") }
             return (low, high)
         }

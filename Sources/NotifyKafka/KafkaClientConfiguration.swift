@@ -42,15 +42,21 @@ public struct KafkaClientConfiguration: Sendable {
                     "fetch.message.max.bytes", "fetch.min.bytes", "fetch.wait.max.ms", "group.id", "group.instance.id",
                     "group.protocol.type", "heartbeat.interval.ms", "isolation.level", "max.partition.fetch.bytes",
                     "max.poll.interval.ms", "offset.store.method", "offset.store.path", "offset.store.sync.interval.ms",
-                    "partition.assignment.strategy", "queued.max.messages.kbytes", "queued.min.messages", "session.timeout.ms",
+                    "partition.assignment.strategy", "queued.max.messages.kbytes", "queued.min.messages",
+                    "session.timeout.ms",
                 ]
             case .consumer:
                 [
-                    "acks", "batch.num.messages", "batch.size", "compression.codec", "compression.level", "compression.type",
-                    "delivery.report.only.error", "delivery.timeout.ms", "enable.gapless.guarantee", "enable.idempotence",
-                    "linger.ms", "message.send.max.retries", "message.timeout.ms", "partitioner", "produce.offset.report",
-                    "queue.buffering.backpressure.threshold", "queue.buffering.max.kbytes", "queue.buffering.max.messages",
-                    "queue.buffering.max.ms", "queuing.strategy", "request.required.acks", "request.timeout.ms", "retries",
+                    "acks", "batch.num.messages", "batch.size", "compression.codec", "compression.level",
+                    "compression.type",
+                    "delivery.report.only.error", "delivery.timeout.ms", "enable.gapless.guarantee",
+                    "enable.idempotence",
+                    "linger.ms", "message.send.max.retries", "message.timeout.ms", "partitioner",
+                    "produce.offset.report",
+                    "queue.buffering.backpressure.threshold", "queue.buffering.max.kbytes",
+                    "queue.buffering.max.messages",
+                    "queue.buffering.max.ms", "queuing.strategy", "request.required.acks", "request.timeout.ms",
+                    "retries",
                     "retry.backoff.ms", "sticky.partitioning.linger.ms", "transaction.timeout.ms", "transactional.id",
                 ]
             }
@@ -85,7 +91,9 @@ extension KafkaClientConfiguration {
         let configuration = rd_kafka_conf_new()
         defer { rd_kafka_conf_destroy(configuration) }
         var errorText = [CChar](repeating: 0, count: 512)
-        guard rd_kafka_conf_set(configuration, name, value, &errorText, errorText.count) != RD_KAFKA_CONF_OK else { return nil }
+        guard rd_kafka_conf_set(configuration, name, value, &errorText, errorText.count) != RD_KAFKA_CONF_OK else {
+            return nil
+        }
         return text(of: errorText)
     }
 
@@ -103,7 +111,8 @@ extension KafkaClientConfiguration {
         var names = Set<String>()
         for line in table.split(separator: "\n") {
             guard let name = line.split(separator: "|", maxSplits: 1).first?.trimmingCharacters(in: .whitespaces),
-                  !name.isEmpty, name.first!.isLowercase, !name.contains(" ") else { continue }
+                !name.isEmpty, name.first!.isLowercase, !name.contains(" ")
+            else { continue }
             names.insert(name)
         }
         return names.sorted()

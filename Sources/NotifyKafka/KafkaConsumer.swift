@@ -81,20 +81,24 @@ public final class KafkaConsumer: Sendable {
 
     public init(configuration: KafkaConsumerConfiguration, hooks: RebalanceHooks = .init(), logger: Logger) throws {
         let handoff = RecordBatchHandoff()
-        context = ConsumerContext(logger: logger, hooks: hooks, handoff: handoff, autoOffsetReset: configuration.autoOffsetReset)
-        let native = try NativeConfiguration(configuration.client.merged(with: [
-            "group.id": configuration.groupId,
-            "auto.offset.reset": configuration.autoOffsetReset.rawValue,
-            "partition.assignment.strategy": configuration.assignmentStrategy.rawValue,
-            "enable.auto.commit": "true",
-            "enable.auto.offset.store": "false",
-            "session.timeout.ms": String(configuration.sessionTimeoutMilliseconds),
-            "heartbeat.interval.ms": String(max(100, configuration.sessionTimeoutMilliseconds / 5)),
-        ], for: .consumer))
+        context = ConsumerContext(
+            logger: logger, hooks: hooks, handoff: handoff, autoOffsetReset: configuration.autoOffsetReset)
+        let native = try NativeConfiguration(
+            configuration.client.merged(
+                with: [
+                    "group.id": configuration.groupId,
+                    "auto.offset.reset": configuration.autoOffsetReset.rawValue,
+                    "partition.assignment.strategy": configuration.assignmentStrategy.rawValue,
+                    "enable.auto.commit": "true",
+                    "enable.auto.offset.store": "false",
+                    "session.timeout.ms": String(configuration.sessionTimeoutMilliseconds),
+                    "heartbeat.interval.ms": String(max(100, configuration.sessionTimeoutMilliseconds / 5)),
+                ], for: .consumer))
         try native.install(context)
         try native.installStatistics(configuration.client.statistics, into: context)
         rd_kafka_conf_set_rebalance_cb(native.pointer, rebalanceCallback)
-        handle = ConsumerHandle(NativeHandle(pointer: try makeNativeClient(type: RD_KAFKA_CONSUMER, configuration: native)))
+        handle = ConsumerHandle(
+            NativeHandle(pointer: try makeNativeClient(type: RD_KAFKA_CONSUMER, configuration: native)))
         rd_kafka_poll_set_consumer(handle.ownerPointer)
         let loop = PollLoop(handle: handle, context: context, maxBatchSize: configuration.maxBatchSize)
         pollThread = ServiceThread(name: "notify.kafka.consumer.poll") { loop.iterate() }
@@ -102,9 +106,10 @@ public final class KafkaConsumer: Sendable {
 
     /// Joins the group and consumes `topics`.
     public func subscribe(_ topics: [String]) throws {
-        let list = NativePartitionList(partitions: topics.map {
-            TopicPartition(topic: $0, partition: NativeConstants.unassignedPartition)
-        })
+        let list = NativePartitionList(
+            partitions: topics.map {
+                TopicPartition(topic: $0, partition: NativeConstants.unassignedPartition)
+            })
         let result = try handle.use { client in list.withUnsafeMutablePointer { rd_kafka_subscribe(client, $0) } }
         if result != RD_KAFKA_RESP_ERR_NO_ERROR { throw KafkaError(result, context: "subscribe to \(topics)") }
     }
@@ -163,7 +168,9 @@ public final class KafkaConsumer: Sendable {
     }
 
     /// The committed offsets of the group for `partitions` (nil: none committed).
-    public func committed(_ partitions: [TopicPartition], timeoutMilliseconds: Int32 = 10_000) async throws -> [TopicPartition: Int64?] {
+    public func committed(_ partitions: [TopicPartition], timeoutMilliseconds: Int32 = 10_000) async throws
+        -> [TopicPartition: Int64?]
+    {
         let handle = handle
         return try await blockingCalls.run {
             let list = NativePartitionList(partitions: partitions)
@@ -195,8 +202,11 @@ public final class KafkaConsumer: Sendable {
                 let partition = entry.partition
                 var low: Int64 = 0
                 var high: Int64 = 0
-                guard rd_kafka_get_watermark_offsets(pointer, partition.topic, partition.partition, &low, &high) == RD_KAFKA_RESP_ERR_NO_ERROR,
-                      high >= 0 else { continue }
+                guard
+                    rd_kafka_get_watermark_offsets(pointer, partition.topic, partition.partition, &low, &high)
+                        == RD_KAFKA_RESP_ERR_NO_ERROR,
+                    high >= 0
+                else { continue }
                 var from = entry.offset
                 if from < 0 {
                     // Nothing handed out yet: the fetcher starts at the committed offset, else as reset says.
@@ -422,12 +432,15 @@ private struct PollLoop: Sendable {
 /// Reads the committed offsets of newly assigned partitions (on the poll thread, which may block),
 /// where the fetcher starts them.
 private func noteStartOffsets(
-    _ handle: OpaquePointer, _ partitions: UnsafeMutablePointer<rd_kafka_topic_partition_list_t>, _ context: ConsumerContext
+    _ handle: OpaquePointer, _ partitions: UnsafeMutablePointer<rd_kafka_topic_partition_list_t>,
+    _ context: ConsumerContext
 ) {
     guard let copy = NativePartitionList(copying: partitions) else { return }
     let result = copy.withUnsafeMutablePointer { rd_kafka_committed(handle, $0, 10_000) }
     guard result == RD_KAFKA_RESP_ERR_NO_ERROR else {
-        context.logger.warning("Committed offsets of assigned partitions not read: \(KafkaError(result)); their lag is unknown until their first record")
+        context.logger.warning(
+            "Committed offsets of assigned partitions not read: \(KafkaError(result)); their lag is unknown until their first record"
+        )
         return
     }
     context.startOffsets.withLock { starts in
@@ -435,50 +448,52 @@ private func noteStartOffsets(
     }
 }
 
-private let rebalanceCallback: @convention(c) (
-    OpaquePointer?, rd_kafka_resp_err_t, UnsafeMutablePointer<rd_kafka_topic_partition_list_t>?, UnsafeMutableRawPointer?
-) -> Void = { handle, reason, partitions, opaque in
-    guard let handle, let partitions, let opaque else { return }
-    let context = Unmanaged<ConsumerContext>.fromOpaque(opaque).takeUnretainedValue()
-    let cooperative = String(cString: rd_kafka_rebalance_protocol(handle)) == "COOPERATIVE"
-    let topicPartitions = NativePartitionList.entries(ofBorrowed: partitions).map(\.partition)
-    switch reason {
-    case RD_KAFKA_RESP_ERR__ASSIGN_PARTITIONS:
-        context.logger.info("Partitions assigned: \(topicPartitions.map(\.description).joined(separator: ", "))")
-        if cooperative {
-            if let error = rd_kafka_incremental_assign(handle, partitions) {
-                context.logger.error("\(KafkaError(consuming: error, context: "incremental assign"))")
+private let rebalanceCallback:
+    @convention(c) (
+        OpaquePointer?, rd_kafka_resp_err_t, UnsafeMutablePointer<rd_kafka_topic_partition_list_t>?,
+        UnsafeMutableRawPointer?
+    ) -> Void = { handle, reason, partitions, opaque in
+        guard let handle, let partitions, let opaque else { return }
+        let context = Unmanaged<ConsumerContext>.fromOpaque(opaque).takeUnretainedValue()
+        let cooperative = String(cString: rd_kafka_rebalance_protocol(handle)) == "COOPERATIVE"
+        let topicPartitions = NativePartitionList.entries(ofBorrowed: partitions).map(\.partition)
+        switch reason {
+        case RD_KAFKA_RESP_ERR__ASSIGN_PARTITIONS:
+            context.logger.info("Partitions assigned: \(topicPartitions.map(\.description).joined(separator: ", "))")
+            if cooperative {
+                if let error = rd_kafka_incremental_assign(handle, partitions) {
+                    context.logger.error("\(KafkaError(consuming: error, context: "incremental assign"))")
+                }
+            } else {
+                rd_kafka_assign(handle, partitions)
             }
-        } else {
-            rd_kafka_assign(handle, partitions)
-        }
-        noteStartOffsets(handle, partitions, context)
-        let hooks = context.hooks
-        runBlocking { await hooks.assigned(topicPartitions) }
-    case RD_KAFKA_RESP_ERR__REVOKE_PARTITIONS:
-        context.logger.info("Partitions revoked: \(topicPartitions.map(\.description).joined(separator: ", "))")
-        let revoked = Set(topicPartitions)
-        context.startOffsets.withLock { starts in for partition in revoked { starts[partition] = nil } }
-        context.handoff.purge(revoked)
-        context.revokedDuringPoll.withLock { $0.formUnion(revoked) }
-        let hooks = context.hooks
-        runBlocking { await hooks.revoked(topicPartitions) }
-        if rd_kafka_assignment_lost(handle) == 0 {
-            // Commits the stored offsets (these partitions' among them) before they are given up.
-            let result = rd_kafka_commit(handle, nil, 0)
-            if result != RD_KAFKA_RESP_ERR_NO_ERROR && result != RD_KAFKA_RESP_ERR__NO_OFFSET {
-                context.logger.warning("Commit on revoke: \(KafkaError(result))")
+            noteStartOffsets(handle, partitions, context)
+            let hooks = context.hooks
+            runBlocking { await hooks.assigned(topicPartitions) }
+        case RD_KAFKA_RESP_ERR__REVOKE_PARTITIONS:
+            context.logger.info("Partitions revoked: \(topicPartitions.map(\.description).joined(separator: ", "))")
+            let revoked = Set(topicPartitions)
+            context.startOffsets.withLock { starts in for partition in revoked { starts[partition] = nil } }
+            context.handoff.purge(revoked)
+            context.revokedDuringPoll.withLock { $0.formUnion(revoked) }
+            let hooks = context.hooks
+            runBlocking { await hooks.revoked(topicPartitions) }
+            if rd_kafka_assignment_lost(handle) == 0 {
+                // Commits the stored offsets (these partitions' among them) before they are given up.
+                let result = rd_kafka_commit(handle, nil, 0)
+                if result != RD_KAFKA_RESP_ERR_NO_ERROR && result != RD_KAFKA_RESP_ERR__NO_OFFSET {
+                    context.logger.warning("Commit on revoke: \(KafkaError(result))")
+                }
             }
-        }
-        if cooperative {
-            if let error = rd_kafka_incremental_unassign(handle, partitions) {
-                context.logger.error("\(KafkaError(consuming: error, context: "incremental unassign"))")
+            if cooperative {
+                if let error = rd_kafka_incremental_unassign(handle, partitions) {
+                    context.logger.error("\(KafkaError(consuming: error, context: "incremental unassign"))")
+                }
+            } else {
+                rd_kafka_assign(handle, nil)
             }
-        } else {
+        default:
+            context.logger.error("Rebalance failed: \(KafkaError(reason))")
             rd_kafka_assign(handle, nil)
         }
-    default:
-        context.logger.error("Rebalance failed: \(KafkaError(reason))")
-        rd_kafka_assign(handle, nil)
     }
-}

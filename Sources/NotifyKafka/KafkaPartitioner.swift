@@ -16,8 +16,10 @@ public enum KafkaPartitioner: String, Sendable, CaseIterable {
         precondition(partitionCount > 0, "a topic has at least one partition")
         return key.withUnsafeBytes { bytes in
             switch self {
-            case .murmur2: rd_kafka_msg_partitioner_murmur2(nil, bytes.baseAddress, bytes.count, partitionCount, nil, nil)
-            case .crc32: rd_kafka_msg_partitioner_consistent(nil, bytes.baseAddress, bytes.count, partitionCount, nil, nil)
+            case .murmur2:
+                rd_kafka_msg_partitioner_murmur2(nil, bytes.baseAddress, bytes.count, partitionCount, nil, nil)
+            case .crc32:
+                rd_kafka_msg_partitioner_consistent(nil, bytes.baseAddress, bytes.count, partitionCount, nil, nil)
             case .fnv1a: rd_kafka_msg_partitioner_fnv1a(nil, bytes.baseAddress, bytes.count, partitionCount, nil, nil)
             }
         }

@@ -36,14 +36,16 @@ public final class KafkaProducer: Sendable {
         configuration: KafkaClientConfiguration, settings: KafkaProducerSettings = .init(), logger: Logger
     ) throws {
         context = ProducerContext(logger: logger, window: InFlightWindow(capacity: settings.inFlightLimit))
-        let native = try NativeConfiguration(configuration.merged(with: [
-            "enable.idempotence": settings.idempotence ? "true" : "false",
-            "linger.ms": String(settings.lingerMilliseconds),
-            // The Java client's partitioner, so records keyed alike land in the same partition
-            // whichever client produced them (co-partitioning with topics the chat backend writes).
-            "partitioner": "murmur2_random",
-            "queue.buffering.max.messages": String(max(100_000, settings.inFlightLimit * 2)),
-        ], for: .producer))
+        let native = try NativeConfiguration(
+            configuration.merged(
+                with: [
+                    "enable.idempotence": settings.idempotence ? "true" : "false",
+                    "linger.ms": String(settings.lingerMilliseconds),
+                    // The Java client's partitioner, so records keyed alike land in the same partition
+                    // whichever client produced them (co-partitioning with topics the chat backend writes).
+                    "partitioner": "murmur2_random",
+                    "queue.buffering.max.messages": String(max(100_000, settings.inFlightLimit * 2)),
+                ], for: .producer))
         try native.install(context)
         try native.installStatistics(configuration.statistics, into: context)
         rd_kafka_conf_set_dr_msg_cb(native.pointer, deliveryReportCallback)
@@ -136,9 +138,11 @@ public final class KafkaProducer: Sendable {
         }
     }
 
-    private func produce(_ record: OutgoingRecord, topic: OpaquePointer, opaque: UnsafeMutableRawPointer) -> rd_kafka_resp_err_t {
+    private func produce(_ record: OutgoingRecord, topic: OpaquePointer, opaque: UnsafeMutableRawPointer)
+        -> rd_kafka_resp_err_t
+    {
         let headerNames = record.headers.map { strdup($0.name) }
-        defer { headerNames.forEach { free($0) } }
+        defer { for name in headerNames { free(name) } }
         // The arguments of one rd_kafka_produceva call, on the stack: at most 7 fixed ones and the headers.
         return withUnsafeTemporaryAllocation(of: rd_kafka_vu_t.self, capacity: 7 + record.headers.count) { values in
             var count = 0
@@ -282,11 +286,13 @@ final class DeliveryBatch: @unchecked Sendable {
 
     /// The report of record `index`, which the broker stored at `partition` and `offset`.
     func delivered(_ index: Int, partition: Int32, offset: Int64) {
-        complete(index, with: .success(DeliveryReport(topic: records[index].topic, partition: partition, offset: offset)))
+        complete(
+            index, with: .success(DeliveryReport(topic: records[index].topic, partition: partition, offset: offset)))
     }
 
     func complete(_ index: Int, with result: Result<DeliveryReport, KafkaError>) {
-        let finished = state.withLock { state -> (CheckedContinuation<[DeliveryReport], any Error>, Result<[DeliveryReport], any Error>)? in
+        let finished = state.withLock {
+            state -> (CheckedContinuation<[DeliveryReport], any Error>, Result<[DeliveryReport], any Error>)? in
             switch result {
             case .success(let report): state.reports[index] = report
             case .failure(let error): state.error = state.error ?? error
@@ -329,19 +335,20 @@ extension DeliveryBatch.State {
     }
 }
 
-private let deliveryReportCallback: @convention(c) (
-    OpaquePointer?, UnsafePointer<rd_kafka_message_t>?, UnsafeMutableRawPointer?
-) -> Void = { _, message, opaque in
-    guard let message, let opaque, let slotPointer = message.pointee._private else { return }
-    let context = Unmanaged<ProducerContext>.fromOpaque(opaque).takeUnretainedValue()
-    let slot = slotPointer.assumingMemoryBound(to: DeliveryBatch.Slot.self).pointee
-    // A strong reference for the rest of the callback: completing the last record lets `send` return.
-    let batch = slot.batch.takeUnretainedValue()
-    context.window.release()
-    let native = message.pointee
-    if native.err == RD_KAFKA_RESP_ERR_NO_ERROR {
-        batch.delivered(slot.index, partition: native.partition, offset: native.offset)
-    } else {
-        batch.complete(slot.index, with: .failure(KafkaError(native.err, context: "delivery")))
+private let deliveryReportCallback:
+    @convention(c) (
+        OpaquePointer?, UnsafePointer<rd_kafka_message_t>?, UnsafeMutableRawPointer?
+    ) -> Void = { _, message, opaque in
+        guard let message, let opaque, let slotPointer = message.pointee._private else { return }
+        let context = Unmanaged<ProducerContext>.fromOpaque(opaque).takeUnretainedValue()
+        let slot = slotPointer.assumingMemoryBound(to: DeliveryBatch.Slot.self).pointee
+        // A strong reference for the rest of the callback: completing the last record lets `send` return.
+        let batch = slot.batch.takeUnretainedValue()
+        context.window.release()
+        let native = message.pointee
+        if native.err == RD_KAFKA_RESP_ERR_NO_ERROR {
+            batch.delivered(slot.index, partition: native.partition, offset: native.offset)
+        } else {
+            batch.complete(slot.index, with: .failure(KafkaError(native.err, context: "delivery")))
+        }
     }
-}

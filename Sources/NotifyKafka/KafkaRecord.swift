@@ -45,11 +45,14 @@ public struct KafkaRecord: Sendable {
             var name: UnsafePointer<CChar>?
             var headerValue: UnsafeRawPointer?
             var size = 0
-            while rd_kafka_header_get_all(nativeHeaders, index, &name, &headerValue, &size) == RD_KAFKA_RESP_ERR_NO_ERROR {
-                headers.append(KafkaHeader(
-                    name: name.map { String(cString: $0) } ?? "",
-                    value: headerValue.map { Array(UnsafeRawBufferPointer(start: $0, count: size)) }
-                ))
+            while rd_kafka_header_get_all(nativeHeaders, index, &name, &headerValue, &size)
+                == RD_KAFKA_RESP_ERR_NO_ERROR
+            {
+                headers.append(
+                    KafkaHeader(
+                        name: name.map { String(cString: $0) } ?? "",
+                        value: headerValue.map { Array(UnsafeRawBufferPointer(start: $0, count: size)) }
+                    ))
                 index += 1
             }
         }

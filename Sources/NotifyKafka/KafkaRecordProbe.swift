@@ -21,9 +21,11 @@ public final class KafkaRecordProbe: Sendable {
         // An offset that retention deleted under the probe is an error, never a silent jump; and
         // each probe wants one record, not the fetcher's usual read-ahead.
         let native = try NativeConfiguration(
-            configuration.merged(with: [
-                "auto.offset.reset": "error", "queued.min.messages": "1", "fetch.wait.max.ms": "10", "fetch.error.backoff.ms": "10",
-            ], for: .consumer))
+            configuration.merged(
+                with: [
+                    "auto.offset.reset": "error", "queued.min.messages": "1", "fetch.wait.max.ms": "10",
+                    "fetch.error.backoff.ms": "10",
+                ], for: .consumer))
         try native.install(context)
         handle = NativeHandle(pointer: try makeNativeClient(type: RD_KAFKA_CONSUMER, configuration: native))
     }
@@ -34,7 +36,9 @@ public final class KafkaRecordProbe: Sendable {
 
     /// The first record of `partition` at or after `offset`, or `nil` when none arrives within
     /// `timeoutMilliseconds` (there is none yet, or the broker is slow to answer).
-    public func record(at offset: Int64, in partition: TopicPartition, timeoutMilliseconds: Int32 = 10_000) async throws -> KafkaRecord? {
+    public func record(at offset: Int64, in partition: TopicPartition, timeoutMilliseconds: Int32 = 10_000) async throws
+        -> KafkaRecord?
+    {
         let handle = handle
         return try await lanes[Int(partition.partition) % lanes.count].run {
             guard let topic = rd_kafka_topic_new(handle.pointer, partition.topic, nil) else {
@@ -48,7 +52,9 @@ public final class KafkaRecordProbe: Sendable {
             guard let message = rd_kafka_consume(topic, partition.partition, timeoutMilliseconds) else { return nil }
             defer { rd_kafka_message_destroy(message) }
             let error = message.pointee.err
-            if error != RD_KAFKA_RESP_ERR_NO_ERROR { throw KafkaError(error, context: "read \(partition) at \(offset)") }
+            if error != RD_KAFKA_RESP_ERR_NO_ERROR {
+                throw KafkaError(error, context: "read \(partition) at \(offset)")
+            }
             return KafkaRecord(copying: message, topic: partition.topic)
         }
     }
@@ -68,7 +74,8 @@ public final class KafkaRecordProbe: Sendable {
         while low < high {
             let middle = low + (high - low) / 2
             if let record = try await record(at: middle, in: partition), record.offset < high,
-               let timestamp = record.timestampMilliseconds, timestamp < milliseconds {
+                let timestamp = record.timestampMilliseconds, timestamp < milliseconds
+            {
                 low = record.offset + 1
             } else {
                 high = middle

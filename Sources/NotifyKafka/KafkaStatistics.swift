@@ -36,13 +36,17 @@ public struct KafkaStatistics: Sendable, Equatable {
         queuedMessages = raw.msg_cnt ?? 0
         replyQueue = raw.replyq ?? 0
         brokers = (raw.brokers ?? [:]).values.filter { $0.nodeid >= 0 }.sorted { $0.nodeid < $1.nodeid }.map {
-            Broker(nodeId: $0.nodeid, roundTripAverage: .microseconds($0.rtt?.avg ?? 0), requestsInFlight: $0.waitresp_cnt ?? 0)
+            Broker(
+                nodeId: $0.nodeid, roundTripAverage: .microseconds($0.rtt?.avg ?? 0),
+                requestsInFlight: $0.waitresp_cnt ?? 0)
         }
         rebalances = raw.cgrp?.rebalance_cnt
         assignedPartitions = raw.cgrp?.assignment_size
     }
 
     /// The fields read, named as librdkafka names them.
+    // swift-format-ignore: AlwaysUseLowerCamelCase
+    // The names are librdkafka's JSON keys.
     private struct Raw: Decodable {
         struct Broker: Decodable {
             struct Window: Decodable { var avg: Int64 }
@@ -78,19 +82,20 @@ public struct KafkaStatisticsReporting: Sendable {
 }
 
 /// librdkafka's statistics callback: the JSON is read here and freed by librdkafka (return 0).
-let librdkafkaStatisticsCallback: @convention(c) (OpaquePointer?, UnsafeMutablePointer<CChar>?, Int, UnsafeMutableRawPointer?) -> Int32 = {
-    _, json, length, opaque in
-    guard let json, let opaque else { return 0 }
-    let context = Unmanaged<ClientContext>.fromOpaque(opaque).takeUnretainedValue()
-    guard let statistics = context.statistics else { return 0 }
-    let bytes = UnsafeRawBufferPointer(start: json, count: length)
-    if let figures = KafkaStatistics(json: Array(bytes)) {
-        statistics.report(figures)
-    } else {
-        context.logger.debug("librdkafka's statistics could not be read")
+let librdkafkaStatisticsCallback:
+    @convention(c) (OpaquePointer?, UnsafeMutablePointer<CChar>?, Int, UnsafeMutableRawPointer?) -> Int32 = {
+        _, json, length, opaque in
+        guard let json, let opaque else { return 0 }
+        let context = Unmanaged<ClientContext>.fromOpaque(opaque).takeUnretainedValue()
+        guard let statistics = context.statistics else { return 0 }
+        let bytes = UnsafeRawBufferPointer(start: json, count: length)
+        if let figures = KafkaStatistics(json: Array(bytes)) {
+            statistics.report(figures)
+        } else {
+            context.logger.debug("librdkafka's statistics could not be read")
+        }
+        return 0
     }
-    return 0
-}
 
 extension NativeConfiguration {
     /// Asks librdkafka for statistics every `statistics.interval`, delivered to `context`'s reporter.

@@ -37,7 +37,10 @@ final class RecordBatchHandoff: Sendable {
         let counts = Self.counts(of: batch)
         var counted = false
         while true {
-            enum Step { case resume(CheckedContinuation<[KafkaRecord]?, any Error>), buffered, wait, dropped }
+            enum Step {
+                case resume(CheckedContinuation<[KafkaRecord]?, any Error>)
+                case buffered, wait, dropped
+            }
             let step = state.withLock { state -> Step in
                 if state.finished || state.reader != nil, counted { state.uncount(counts) }
                 if state.finished { return .dropped }
@@ -55,7 +58,9 @@ final class RecordBatchHandoff: Sendable {
                 return .wait
             }
             switch step {
-            case .resume(let reader): reader.resume(returning: batch); return
+            case .resume(let reader):
+                reader.resume(returning: batch)
+                return
             case .buffered, .dropped: return
             case .wait: space.wait()
             }
@@ -67,7 +72,11 @@ final class RecordBatchHandoff: Sendable {
     func next() async throws -> [KafkaRecord]? {
         try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
-                enum Step { case batch([KafkaRecord]), end(KafkaError?), cancelled, wait }
+                enum Step {
+                    case batch([KafkaRecord])
+                    case end(KafkaError?)
+                    case cancelled, wait
+                }
                 let (step, wakeWriter) = state.withLock { state -> (Step, Bool) in
                     if !state.buffer.isEmpty {
                         let (batch, counts) = state.buffer.removeFirst()
@@ -103,7 +112,12 @@ final class RecordBatchHandoff: Sendable {
     func purge(_ partitions: Set<TopicPartition>) {
         state.withLock { state in
             state.buffer = state.buffer
-                .map { ($0.records.filter { !partitions.contains($0.topicPartition) }, $0.counts.filter { !partitions.contains($0.key) }) }
+                .map {
+                    (
+                        $0.records.filter { !partitions.contains($0.topicPartition) },
+                        $0.counts.filter { !partitions.contains($0.key) }
+                    )
+                }
                 .filter { !$0.records.isEmpty }
             for partition in partitions { state.buffered[partition] = nil }
         }
@@ -121,7 +135,8 @@ final class RecordBatchHandoff: Sendable {
             // Records of a partition come in runs: one look-up per run.
             let partition = batch[index].topicPartition
             var end = index + 1
-            while end < batch.endIndex, batch[end].partition == partition.partition, batch[end].topic == partition.topic { end += 1 }
+            while end < batch.endIndex, batch[end].partition == partition.partition, batch[end].topic == partition.topic
+            { end += 1 }
             counts[partition, default: 0] += Int64(end - index)
             index = end
         }
@@ -133,7 +148,10 @@ final class RecordBatchHandoff: Sendable {
         let (reader, wakeWriter) = state.withLock { state in
             state.finished = true
             state.failure = state.failure ?? failure
-            defer { state.reader = nil; state.writerWaiting = false }
+            defer {
+                state.reader = nil
+                state.writerWaiting = false
+            }
             return (state.reader, state.writerWaiting)
         }
         if wakeWriter { space.signal() }

@@ -1,5 +1,5 @@
-import NotifyKafka
 import Logging
+import NotifyKafka
 
 /// Reads a partition of a compacted topic from an offset up to its end as it
 /// stands now: how a task gets its state and tables back, and how the identity table is loaded.
@@ -9,7 +9,9 @@ struct ChangelogRestorer: Sendable {
     let logger: Logger
 
     /// Every record of `topic[partition]` from `offset` to the current end, and the next offset to read.
-    func read(topic: String, partition: Int32, from offset: Int64) async throws -> (records: [KafkaRecord], position: Int64) {
+    func read(topic: String, partition: Int32, from offset: Int64) async throws -> (
+        records: [KafkaRecord], position: Int64
+    ) {
         let topicPartition = TopicPartition(topic: topic, partition: partition)
         let (low, high) = try await admin.watermarks(topicPartition)
         let start = max(offset, low)

@@ -36,13 +36,16 @@ struct ChangelogValue: Sendable, Equatable {
         }
         var offsets: [String: Int64] = [:]
         for (topic, value) in applied {
-            guard let offset = value.intValue else { throw ChangelogError("applied offset of \(topic) is not an integer") }
+            guard let offset = value.intValue else {
+                throw ChangelogError("applied offset of \(topic) is not an integer")
+            }
             offsets[topic] = offset
         }
-        let entry: [UInt8]? = switch members["entry"] {
-        case nil, .null?: nil
-        case let value?: CoreJSON.encode(value)
-        }
+        let entry: [UInt8]? =
+            switch members["entry"] {
+            case nil, .null?: nil
+            case let value?: CoreJSON.encode(value)
+            }
         var recent: [String] = []
         if case .array(let ids)? = members["recent"] {
             recent = try ids.map { id in

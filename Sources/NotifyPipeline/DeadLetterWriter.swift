@@ -1,6 +1,6 @@
-import NotifyKafka
 import Logging
 import NotifyCore
+import NotifyKafka
 import NotifyRecords
 
 /// Writes dead letters to `notify.dlq` so that they fit what the topic takes, and never holds a
@@ -15,7 +15,10 @@ public struct DeadLetterWriter: Sendable {
     let observer: PipelineObserver
     let logger: Logger
 
-    init(limit: DeadLetterLimit, producer: KafkaProducer, topic: String = Topic.dlq, observer: PipelineObserver, logger: Logger) {
+    init(
+        limit: DeadLetterLimit, producer: KafkaProducer, topic: String = Topic.dlq, observer: PipelineObserver,
+        logger: Logger
+    ) {
         self.limit = limit
         self.producer = producer
         self.topic = topic
@@ -26,9 +29,12 @@ public struct DeadLetterWriter: Sendable {
     /// Logs each of `letters` as a warning with its reason and source (never its value).
     func warn(_ letters: [DeadLetter]) {
         for letter in letters {
-            logger.warning("Dead letter: \(letter.reason)", metadata: [
-                "topic": "\(letter.sourceTopic)", "partition": "\(letter.sourcePartition)", "offset": "\(letter.sourceOffset)",
-            ])
+            logger.warning(
+                "Dead letter: \(letter.reason)",
+                metadata: [
+                    "topic": "\(letter.sourceTopic)", "partition": "\(letter.sourcePartition)",
+                    "offset": "\(letter.sourceOffset)",
+                ])
         }
     }
 
@@ -56,7 +62,10 @@ public struct DeadLetterWriter: Sendable {
 
     private func write(_ letter: DeadLetter) async -> OutgoingRecord? {
         let limit = await limit.bytes
-        let attempts = [letter.record(fitting: limit, topic: topic), letter.record(fitting: limit, topic: topic), letter.record(fitting: 0, topic: topic)]
+        let attempts = [
+            letter.record(fitting: limit, topic: topic), letter.record(fitting: limit, topic: topic),
+            letter.record(fitting: 0, topic: topic),
+        ]
         var lastError: (any Error)?
         for (index, record) in attempts.enumerated() {
             do {
@@ -68,10 +77,13 @@ public struct DeadLetterWriter: Sendable {
             }
         }
         observer.onDeadLetterLost(letter)
-        logger.error("A dead letter could not be written; the partition moves on without it", metadata: [
-            "topic": "\(letter.sourceTopic)", "partition": "\(letter.sourcePartition)", "offset": "\(letter.sourceOffset)",
-            "reason": "\(letter.reason)", "error": "\(lastError.map { "\($0)" } ?? "")",
-        ])
+        logger.error(
+            "A dead letter could not be written; the partition moves on without it",
+            metadata: [
+                "topic": "\(letter.sourceTopic)", "partition": "\(letter.sourcePartition)",
+                "offset": "\(letter.sourceOffset)",
+                "reason": "\(letter.reason)", "error": "\(lastError.map { "\($0)" } ?? "")",
+            ])
         return nil
     }
 }

@@ -1,7 +1,7 @@
 import DequeModule
 import HeapModule
-import NotifyKafka
 import NotifyCore
+import NotifyKafka
 
 /// How far one stage-1 task has come, as it tells stage 2 in the `notify-mark` header of its
 /// `notify.fanout` records (and in value-less mark records to the partitions it has nothing for):
@@ -125,7 +125,10 @@ struct EventTimeMerge<Input: Sendable>: Sendable {
     /// Marked topic → local writer task → the highest sequence number read from it (see ``LocalProgressBoard``).
     private(set) var sequencesRead: [String: [Int32: Int64]] = [:]
 
-    init(markedTopics: [String: Int32] = [:], lateness: Int64, maximumWait: Duration, localMarks: LocalProgressBoard? = nil) {
+    init(
+        markedTopics: [String: Int32] = [:], lateness: Int64, maximumWait: Duration,
+        localMarks: LocalProgressBoard? = nil
+    ) {
         self.markedTopics = markedTopics
         self.lateness = lateness
         self.maximumWait = maximumWait
@@ -167,7 +170,9 @@ struct EventTimeMerge<Input: Sendable>: Sendable {
     }
 
     /// Notes the mark of a task writing `topic`; `local`: read from a record this instance wrote.
-    mutating func noteMark(topic: String, task: Int32, _ mark: ProgressMark, local: Bool = false, now: ContinuousClock.Instant) {
+    mutating func noteMark(
+        topic: String, task: Int32, _ mark: ProgressMark, local: Bool = false, now: ContinuousClock.Instant
+    ) {
         guard markedTopics[topic] != nil else { return }
         marks[topic, default: [:]][task] = (mark, now, local)
     }
@@ -203,7 +208,9 @@ struct EventTimeMerge<Input: Sendable>: Sendable {
         guard let clock = eventClock(now: now) else { return }
         clockSamples.append((now, clock))
         let horizon = now - .milliseconds(lateness)
-        if let settled = clockSamples.lastIndex(where: { $0.wall <= horizon }), settled > 0 { clockSamples.removeFirst(settled) }
+        if let settled = clockSamples.lastIndex(where: { $0.wall <= horizon }), settled > 0 {
+            clockSamples.removeFirst(settled)
+        }
         if clockSamples.count > 1_024 { clockSamples.removeFirst(clockSamples.count - 1_024) }
     }
 
@@ -242,7 +249,8 @@ struct EventTimeMerge<Input: Sendable>: Sendable {
                 let alive = heard.local && localMarks?.holds(topic: topic, task: task) == true
                 writerFloors[Int(task)] = writerFloor(of: heard.mark, alive: alive ? heard.readAt : nil, now: now)
             }
-            localMarks?.forEachMark(of: topic, partition: partition, seen: sequencesRead[topic] ?? [:]) { task, mark, madeAt in
+            localMarks?.forEachMark(of: topic, partition: partition, seen: sequencesRead[topic] ?? [:]) {
+                task, mark, madeAt in
                 guard task >= 0 && task < writers else { return }
                 writerFloors[Int(task)] = max(writerFloors[Int(task)], writerFloor(of: mark, alive: madeAt, now: now))
             }
@@ -258,10 +266,13 @@ struct EventTimeMerge<Input: Sendable>: Sendable {
     /// instance may have died just after its mark: its task's next owner will write the records of
     /// the messages that came meanwhile, and a floor that had moved on would have let later records
     /// go before them.
-    private func writerFloor(of mark: ProgressMark, alive: ContinuousClock.Instant?, now: ContinuousClock.Instant) -> Int64 {
+    private func writerFloor(of mark: ProgressMark, alive: ContinuousClock.Instant?, now: ContinuousClock.Instant)
+        -> Int64
+    {
         switch mark {
         case .at(let time): time
-        case .idle(let since): since.saturating(plus: alive.map { (now - $0).milliseconds } ?? 0).saturating(minus: lateness)
+        case .idle(let since):
+            since.saturating(plus: alive.map { (now - $0).milliseconds } ?? 0).saturating(minus: lateness)
         case .finished: .max
         }
     }
@@ -272,8 +283,10 @@ struct EventTimeMerge<Input: Sendable>: Sendable {
     /// that was read within ``recentInput``, else from `instanceClock` (the event clock of the
     /// instance's busiest task): a quiet partition does not hold stage 2 back. So does an input
     /// that lags but brought nothing for ``maximumWait``: the task waits it out itself.
-    func mark(of inputs: [String], held: Int64?, includingBuffered: Bool = true, instanceClock: Int64?,
-              now: ContinuousClock.Instant) -> ProgressMark {
+    func mark(
+        of inputs: [String], held: Int64?, includingBuffered: Bool = true, instanceClock: Int64?,
+        now: ContinuousClock.Instant
+    ) -> ProgressMark {
         var fixed = min(includingBuffered ? earliest ?? .max : .max, held ?? .max)
         var idleSince: Int64?
         var seen = false
@@ -344,7 +357,9 @@ struct EventTimeMerge<Input: Sendable>: Sendable {
             if record.offset < oldest.byTopic[record.topic] ?? .max { oldest.byTopic[record.topic] = record.offset }
             guard arrival.input.partitioned else { continue }
             let key = arrival.input.event.key
-            if record.offset < oldest.byKey[key]?[record.topic] ?? .max { oldest.byKey[key, default: [:]][record.topic] = record.offset }
+            if record.offset < oldest.byKey[key]?[record.topic] ?? .max {
+                oldest.byKey[key, default: [:]][record.topic] = record.offset
+            }
         }
         return oldest
     }

@@ -1,6 +1,6 @@
-import NotifyKafka
 import Logging
 import NotifyCore
+import NotifyKafka
 import NotifyRecords
 
 /// `chat.identities`, read in full by every instance: loaded up to its end
@@ -40,9 +40,11 @@ struct IdentityTable: Sendable {
             total += result.records.count
             logger.info("Identity table: \(partition) loaded", metadata: ["records": "\(result.records.count)"])
         }
-        logger.info("Identity table loaded", metadata: [
-            "identities": "\(state.identityCount)", "records": "\(total)", "unreadable": "\(rejected)",
-        ])
+        logger.info(
+            "Identity table loaded",
+            metadata: [
+                "identities": "\(state.identityCount)", "records": "\(total)", "unreadable": "\(rejected)",
+            ])
         return (state, positions)
     }
 
@@ -103,13 +105,20 @@ struct IdentityTable: Sendable {
     /// another type. The tasks that hear a record read it again and find it good.
     private func read(_ record: KafkaRecord) -> Reading {
         guard record.key != nil else {
-            return .bad(DeadLetter(record, reason: """
-                \(Topic.identities): the record has no key; producers must key it by user id as Schemas/topics.json says, \
-                so that compaction keeps each user's latest identity
-                """))
+            return .bad(
+                DeadLetter(
+                    record,
+                    reason: """
+                        \(Topic.identities): the record has no key; producers must key it by user id as Schemas/topics.json says, \
+                        so that compaction keeps each user's latest identity
+                        """))
         }
         guard record.value.count <= limits.maxRecordBytes else {
-            return .bad(DeadLetter(record, reason: "record of \(record.value.count) bytes is over the limit of \(limits.maxRecordBytes) bytes"))
+            return .bad(
+                DeadLetter(
+                    record,
+                    reason: "record of \(record.value.count) bytes is over the limit of \(limits.maxRecordBytes) bytes")
+            )
         }
         do {
             guard let input = try InputEvent.decode(topic: Topic.identities, value: record.value).fanoutInput else {
@@ -123,7 +132,8 @@ struct IdentityTable: Sendable {
 
     private func partitionsOfTopic() async throws -> [TopicPartition] {
         guard let metadata = try await admin.metadata(of: Topic.identities) else {
-            throw PipelineError("the topic \(Topic.identities) does not exist: create the topics first (notify topics create)")
+            throw PipelineError(
+                "the topic \(Topic.identities) does not exist: create the topics first (notify topics create)")
         }
         return (0..<Int32(metadata.partitionCount)).map { TopicPartition(topic: Topic.identities, partition: $0) }
     }

@@ -77,7 +77,9 @@ final class LocalProgressBoard: Sendable {
     ) {
         writers.withLock { writers in
             for (task, writer) in writers[topic] ?? [:] {
-                guard let madeAt = writer.madeAt, let last = writer.lastSequence[partition], last == seen[task] else { continue }
+                guard let madeAt = writer.madeAt, let last = writer.lastSequence[partition], last == seen[task] else {
+                    continue
+                }
                 body(task, writer.mark, madeAt)
             }
         }
@@ -96,7 +98,8 @@ final class LocalProgressBoard: Sendable {
     /// The sequence number of a record written by a task of this board (0 for a mark record), if it is one.
     func sequence(of record: KafkaRecord) -> Int64? {
         guard let value = record.headers.string(for: Self.header), let colon = value.lastIndex(of: ":"),
-              value[..<colon] == token else { return nil }
+            value[..<colon] == token
+        else { return nil }
         return Int64(value[value.index(after: colon)...])
     }
 }

@@ -1,7 +1,7 @@
-import NotifyKafka
 import NotifyCore
-import Tracing
+import NotifyKafka
 import NotifyRecords
+import Tracing
 
 /// What a batch of input made, ready for Kafka: outputs (with dead letters)
 /// first, then (when the tasks save, see ``PartitionTask/save(logic:)``) the
@@ -27,7 +27,8 @@ struct TaskOutput: Sendable {
     var isEmpty: Bool { records.isEmpty && changelog.isEmpty && offsets.isEmpty }
 
     mutating func append(_ other: TaskOutput) {
-        if records.isEmpty { records = other.records } else { records += other.records }  // Usually one partition: no copy.
+        // Usually one partition: no copy.
+        if records.isEmpty { records = other.records } else { records += other.records }
         changelog += other.changelog
         offsets.merge(other.offsets) { max($0, $1) }
         commands += other.commands
@@ -58,7 +59,9 @@ struct Misplaced: Sendable {
     }
 
     func adding(_ other: Misplaced) -> Misplaced {
-        Misplaced(count: count + other.count, likelyPartitioners: likelyPartitioners.filter(other.likelyPartitioners.contains))
+        Misplaced(
+            count: count + other.count, likelyPartitioners: likelyPartitioners.filter(other.likelyPartitioners.contains)
+        )
     }
 }
 
@@ -181,11 +184,15 @@ struct PartitionTask<Logic: StageLogic>: Sendable {
             }
             let marks = Self.marks(of: record)
             // A record with marks and no value is a mark record (see ``StageRunner/announceMarks()``), nothing else.
-            if !(record.value.isEmpty && !marks.isEmpty), let input = decode(record, logic: logic, limits: limits, into: &output) {
+            if !(record.value.isEmpty && !marks.isEmpty),
+                let input = decode(record, logic: logic, limits: limits, into: &output)
+            {
                 merge.add(input, source: record.topic, now: now)
             }
             let sequence = marks.isEmpty ? nil : merge.localMarks?.sequence(of: record)
-            for (task, mark) in marks { merge.noteMark(topic: record.topic, task: task, mark, local: sequence != nil, now: now) }
+            for (task, mark) in marks {
+                merge.noteMark(topic: record.topic, task: task, mark, local: sequence != nil, now: now)
+            }
             if let (task, _) = marks.first, let sequence {
                 merge.noteSequence(topic: record.topic, task: task, sequence)
             }
@@ -203,13 +210,19 @@ struct PartitionTask<Logic: StageLogic>: Sendable {
         guard partitionCount > 1, let key = record.key, logic.externalTopics.contains(record.topic) else { return nil }
         let owner = KafkaPartitioner.murmur2.partition(of: key, partitionCount: partitionCount)
         guard owner != record.partition else { return nil }
-        let headers = record.headers + [
-            KafkaHeader(name: RepartitionHeader.topic, string: record.topic),
-            KafkaHeader(name: RepartitionHeader.source, string: "\(record.topic)/\(record.partition)@\(record.offset)"),
-        ]
+        let headers =
+            record.headers + [
+                KafkaHeader(name: RepartitionHeader.topic, string: record.topic),
+                KafkaHeader(
+                    name: RepartitionHeader.source, string: "\(record.topic)/\(record.partition)@\(record.offset)"),
+            ]
         let likely = KafkaPartitioner.candidates(for: key, partition: record.partition, partitionCount: partitionCount)
         // No timestamp of the producer's: ``stampMarks`` takes a record's timestamp for its event time.
-        return (OutgoingRecord(topic: logic.repartitionTopic, key: key, value: record.value, headers: headers, partition: owner), likely)
+        return (
+            OutgoingRecord(
+                topic: logic.repartitionTopic, key: key, value: record.value, headers: headers, partition: owner),
+            likely
+        )
     }
 
     /// The progress marks in a record's headers: one on a record a task made, one per task of the
@@ -245,11 +258,16 @@ struct PartitionTask<Logic: StageLogic>: Sendable {
     /// This task's progress as the readers of `topic` are told it: for the stage's output (stage 1),
     /// how far its messages have come; for its repartition topic, how far the inputs it forwards from
     /// have. `instanceClock` is the event clock of the instance's busiest task.
-    func progressMark(for topic: String, logic: Logic, instanceClock: Int64?, now: ContinuousClock.Instant) -> ProgressMark {
+    func progressMark(for topic: String, logic: Logic, instanceClock: Int64?, now: ContinuousClock.Instant)
+        -> ProgressMark
+    {
         if topic == logic.repartitionTopic {
-            return merge.mark(of: logic.externalTopics, held: nil, includingBuffered: false, instanceClock: instanceClock, now: now)
+            return merge.mark(
+                of: logic.externalTopics, held: nil, includingBuffered: false, instanceClock: instanceClock, now: now)
         }
-        return merge.mark(of: logic.markedInputs, held: logic.earliestRelease(state)?.milliseconds, instanceClock: instanceClock, now: now)
+        return merge.mark(
+            of: logic.markedInputs, held: logic.earliestRelease(state)?.milliseconds, instanceClock: instanceClock,
+            now: now)
     }
 
     /// Adds the `notify-mark` header to the stage's output records of `topic` made since `start`: each
@@ -258,7 +276,8 @@ struct PartitionTask<Logic: StageLogic>: Sendable {
     func stampMarks(_ records: inout [OutgoingRecord], from start: Int = 0, topic: String, mark: ProgressMark) {
         var after = mark
         for index in records.indices.reversed() where index >= start && records[index].topic == topic {
-            records[index].headers.append(KafkaHeader(name: ProgressMark.header, value: after.headerValue(task: partition)))
+            records[index].headers.append(
+                KafkaHeader(name: ProgressMark.header, value: after.headerValue(task: partition)))
             if let time = records[index].timestampMilliseconds {
                 switch after {
                 case .at(let later): after = .at(min(later, time))
@@ -274,7 +293,9 @@ struct PartitionTask<Logic: StageLogic>: Sendable {
     /// the partition before and wherever its commit stands: one below the group's committed offset was
     /// dead-lettered when it was read then. Bad records from other partitions are their readers': the
     /// live consumer forwards them to this task through the repartition topic.
-    mutating func restoreTable(_ topic: String, _ records: [KafkaRecord], logic: Logic, limits: RecordLimits) -> TaskOutput {
+    mutating func restoreTable(_ topic: String, _ records: [KafkaRecord], logic: Logic, limits: RecordLimits)
+        -> TaskOutput
+    {
         var output = TaskOutput()
         var touched: Set<String> = []
         // A record of this partition that belongs to another key's partition is its owner's, which
@@ -285,7 +306,9 @@ struct PartitionTask<Logic: StageLogic>: Sendable {
             }
         }
         var letters: [Int64: DeadLetter] = [:]
-        for letter in output.deadLetters where letter.sourcePartition == partition { letters[letter.sourceOffset] = letter }
+        for letter in output.deadLetters where letter.sourcePartition == partition {
+            letters[letter.sourceOffset] = letter
+        }
         tableDeadLetters[topic] = letters
         output.deadLetters = []
         finish(touched: touched, logic: logic)
@@ -295,7 +318,9 @@ struct PartitionTask<Logic: StageLogic>: Sendable {
     /// The dead letter the table's restore found for `record`, once, forgetting those of offsets the
     /// live consumer has passed.
     private mutating func tableDeadLetter(at record: KafkaRecord) -> DeadLetter? {
-        guard record.partition == partition, var letters = tableDeadLetters[record.topic], !letters.isEmpty else { return nil }
+        guard record.partition == partition, var letters = tableDeadLetters[record.topic], !letters.isEmpty else {
+            return nil
+        }
         let letter = letters.removeValue(forKey: record.offset)
         letters = letters.filter { $0.key > record.offset }
         tableDeadLetters[record.topic] = letters
@@ -306,7 +331,9 @@ struct PartitionTask<Logic: StageLogic>: Sendable {
     /// records that waited out the merge's maximum wait are folded, and event time advances by the
     /// wall-clock time since the last record (never past a record still buffered), so identity waits
     /// end.
-    mutating func advanceClock(logic: Logic, lag: [TopicPartition: Int64]? = nil, now wall: ContinuousClock.Instant) -> TaskOutput {
+    mutating func advanceClock(logic: Logic, lag: [TopicPartition: Int64]? = nil, now wall: ContinuousClock.Instant)
+        -> TaskOutput
+    {
         var output = TaskOutput()
         noteLag(lag, logic: logic, now: wall)
         foldReleased(logic: logic, now: wall, into: &output)
@@ -324,7 +351,8 @@ struct PartitionTask<Logic: StageLogic>: Sendable {
     /// no figure for yet counts as lagging; `nil`, nothing known: every input counts as read).
     private mutating func noteLag(_ lag: [TopicPartition: Int64]?, logic: Logic, now: ContinuousClock.Instant) {
         for topic in logic.inputTopics {
-            let lagging = lag.map { $0[TopicPartition(topic: topic, partition: partition)].map { $0 > 0 } ?? true } ?? false
+            let lagging =
+                lag.map { $0[TopicPartition(topic: topic, partition: partition)].map { $0 > 0 } ?? true } ?? false
             merge.noteLag(topic, lagging: lagging, now: now)
         }
     }
@@ -333,12 +361,15 @@ struct PartitionTask<Logic: StageLogic>: Sendable {
     /// partition's records; `source` names the input of each (its topic and partition), `lagging`
     /// says which of those inputs have records waiting in Kafka beyond these.
     mutating func hear(
-        _ records: [KafkaRecord], source: (KafkaRecord) -> String, lagging: [String: Bool], logic: Logic, limits: RecordLimits,
+        _ records: [KafkaRecord], source: (KafkaRecord) -> String, lagging: [String: Bool], logic: Logic,
+        limits: RecordLimits,
         now: ContinuousClock.Instant = .now
     ) -> TaskOutput {
         var output = TaskOutput()
         for record in records {
-            if let input = decode(record, logic: logic, limits: limits, into: &output) { merge.add(input, source: source(record), now: now) }
+            if let input = decode(record, logic: logic, limits: limits, into: &output) {
+                merge.add(input, source: source(record), now: now)
+            }
         }
         for (source, lagging) in lagging { merge.noteLag(source, lagging: lagging, now: now) }
         foldReleased(logic: logic, now: now, into: &output)
@@ -353,31 +384,47 @@ struct PartitionTask<Logic: StageLogic>: Sendable {
 
     /// Reads a record into an input of the stage, or sends it to the dead-letter topic with the reason;
     /// nil also for a record whose effects the restored state holds already.
-    private mutating func decode(_ record: KafkaRecord, logic: Logic, limits: RecordLimits, into output: inout TaskOutput) -> DecodedRecord? {
+    private mutating func decode(
+        _ record: KafkaRecord, logic: Logic, limits: RecordLimits, into output: inout TaskOutput
+    ) -> DecodedRecord? {
         let partitioned = logic.inputTopics.contains(record.topic)
         var topic = record.topic
         if record.topic == logic.repartitionTopic {
-            guard let original = record.headers.string(for: RepartitionHeader.topic), logic.externalTopics.contains(original) else {
-                output.deadLetters.append(DeadLetter(record, reason: "\(record.topic): no \(RepartitionHeader.topic) header naming an input topic"))
+            guard let original = record.headers.string(for: RepartitionHeader.topic),
+                logic.externalTopics.contains(original)
+            else {
+                output.deadLetters.append(
+                    DeadLetter(
+                        record, reason: "\(record.topic): no \(RepartitionHeader.topic) header naming an input topic"))
                 return nil
             }
             topic = original
             noteForwarded(record, topic: original, into: &output)
         } else if record.key == nil, logic.externalTopics.contains(record.topic) {
-            output.deadLetters.append(DeadLetter(record, reason: """
-                \(record.topic): the record has no key; producers must key it as Schemas/topics.json says, so that \
-                one task sees all of a key's records in order
-                """))
+            output.deadLetters.append(
+                DeadLetter(
+                    record,
+                    reason: """
+                        \(record.topic): the record has no key; producers must key it as Schemas/topics.json says, so that \
+                        one task sees all of a key's records in order
+                        """))
             return nil
-        } else if !forwardedFrom.isEmpty, let key = record.key, forwardedFrom["\(record.topic)\u{0}\(String(decoding: key, as: UTF8.self))"] != nil {
+        } else if !forwardedFrom.isEmpty, let key = record.key,
+            forwardedFrom["\(record.topic)\u{0}\(String(decoding: key, as: UTF8.self))"] != nil
+        {
             output.spreadKeys.insert(record.topic)  // Came forwarded before, and now straight: a random partitioner.
         }
         if partitioned, let key = record.key.map({ String(decoding: $0, as: UTF8.self) }),
-           let last = progress[key]?.applied[record.topic], record.offset <= last {
+            let last = progress[key]?.applied[record.topic], record.offset <= last
+        {
             return nil  // Its effects are in the restored state already.
         }
         guard record.value.count <= limits.maxRecordBytes else {
-            output.deadLetters.append(DeadLetter(record, reason: "record of \(record.value.count) bytes is over the limit of \(limits.maxRecordBytes) bytes"))
+            output.deadLetters.append(
+                DeadLetter(
+                    record,
+                    reason: "record of \(record.value.count) bytes is over the limit of \(limits.maxRecordBytes) bytes")
+            )
             return nil
         }
         let event: InputEvent
@@ -388,7 +435,8 @@ struct PartitionTask<Logic: StageLogic>: Sendable {
             return nil
         }
         guard let input = logic.input(from: event) else {
-            output.deadLetters.append(DeadLetter(record, reason: "\(topic): not an input of the \(logic.name.rawValue) stage"))
+            output.deadLetters.append(
+                DeadLetter(record, reason: "\(topic): not an input of the \(logic.name.rawValue) stage"))
             return nil
         }
         return DecodedRecord(record: record, event: event, input: input, partitioned: partitioned)
@@ -397,14 +445,19 @@ struct PartitionTask<Logic: StageLogic>: Sendable {
     /// Notes the partition a forwarded record came from: a key that comes from two is spread at random.
     private mutating func noteForwarded(_ record: KafkaRecord, topic: String, into output: inout TaskOutput) {
         guard let key = record.key, let source = record.headers.string(for: RepartitionHeader.source),
-              let slash = source.lastIndex(of: "/"), let at = source.lastIndex(of: "@"),
-              let partition = Int32(source[source.index(after: slash)..<at]) else { return }
+            let slash = source.lastIndex(of: "/"), let at = source.lastIndex(of: "@"),
+            let partition = Int32(source[source.index(after: slash)..<at])
+        else { return }
         let name = "\(topic)\u{0}\(String(decoding: key, as: UTF8.self))"
         if forwardedFrom.count > 10_000 { forwardedFrom = [:] }
-        if let previous = forwardedFrom.updateValue(partition, forKey: name), previous != partition { output.spreadKeys.insert(topic) }
+        if let previous = forwardedFrom.updateValue(partition, forKey: name), previous != partition {
+            output.spreadKeys.insert(topic)
+        }
     }
 
-    private mutating func fold(_ decoded: DecodedRecord, logic: Logic, touched: inout Set<String>, into output: inout TaskOutput) {
+    private mutating func fold(
+        _ decoded: DecodedRecord, logic: Logic, touched: inout Set<String>, into output: inout TaskOutput
+    ) {
         let (record, event) = (decoded.record, decoded.event)
         let started = tracing.startTime()
         let step = logic.fold(&state, decoded.input)
@@ -448,7 +501,8 @@ struct PartitionTask<Logic: StageLogic>: Sendable {
     /// that made them; those made by no record (released by time) start a trace each, or (tracing on)
     /// one for the fold.
     private func apply(
-        _ step: StageStep, trace: RecordSpan? = nil, logic: Logic, touched: inout Set<String>, into output: inout TaskOutput
+        _ step: StageStep, trace: RecordSpan? = nil, logic: Logic, touched: inout Set<String>,
+        into output: inout TaskOutput
     ) {
         if let trace {
             for record in step.outputs { output.records.append(record.traced(trace)) }
@@ -501,14 +555,20 @@ struct PartitionTask<Logic: StageLogic>: Sendable {
         if !unsaved.isEmpty {
             // Copies of the state and bookkeeping as they are now (copy-on-write: the next fold
             // copies what it changes), encoded later.
-            let (keys, state, progress, partition) = (unsaved.sorted(), state, appliedOffsets(of: unsaved, buffered: buffered), partition)
-            output.changelog.append(ChangelogSnapshot {
-                keys.map { key in
-                    let value = ChangelogValue(entry: logic.snapshot(state, key: key), applied: progress[key]?.applied ?? [:],
-                                               recent: logic.recentEventIds(state, key: key))
-                    return OutgoingRecord(topic: logic.changelogTopic, key: Array(key.utf8), value: value.encoded(), partition: partition)
-                }
-            })
+            let (keys, state, progress, partition) = (
+                unsaved.sorted(), state, appliedOffsets(of: unsaved, buffered: buffered), partition
+            )
+            output.changelog.append(
+                ChangelogSnapshot {
+                    keys.map { key in
+                        let value = ChangelogValue(
+                            entry: logic.snapshot(state, key: key), applied: progress[key]?.applied ?? [:],
+                            recent: logic.recentEventIds(state, key: key))
+                        return OutgoingRecord(
+                            topic: logic.changelogTopic, key: Array(key.utf8), value: value.encoded(),
+                            partition: partition)
+                    }
+                })
         }
         unsaved = []
         var oldest: [String: Int64] = [:]

@@ -1,8 +1,8 @@
-import NotifyKafka
 import Logging
 import NotifyCore
-import Synchronization
+import NotifyKafka
 import NotifyRecords
+import Synchronization
 
 /// Settings of a pipeline instance.
 public struct PipelineSettings: Sendable {
@@ -98,7 +98,8 @@ public final class PipelineInstance: Sendable {
             settings: KafkaProducerSettings(lingerMilliseconds: 1), logger: logger)
         let restorer = ChangelogRestorer(client: settings.client, admin: admin, logger: logger)
         let deadLetters = DeadLetterWriter(
-            limit: DeadLetterLimit(of: Topic.dlq, client: settings.client, logger: logger), producer: producer, observer: observer,
+            limit: DeadLetterLimit(of: Topic.dlq, client: settings.client, logger: logger), producer: producer,
+            observer: observer,
             logger: logger)
         let limits = RecordLimits(maxRecordBytes: settings.maxRecordBytes)
         let localMarks = LocalProgressBoard()
@@ -107,23 +108,29 @@ public final class PipelineInstance: Sendable {
             try await withThrowingTaskGroup(of: Void.self) { group in
                 if settings.stages.contains(.fanout) {
                     let stage = FanoutStage(configuration: settings.core)
-                    let identities = IdentityTable(client: settings.client, admin: admin, limits: limits, deadLetters: deadLetters, logger: logger)
+                    let identities = IdentityTable(
+                        client: settings.client, admin: admin, limits: limits, deadLetters: deadLetters, logger: logger)
                     let (directory, positions) = try await identities.load(into: stage)
                     markReady("identities")
                     let runner = StageRunner(
                         logic: FanoutStageLogic(stage: stage, identities: directory), producer: producer,
-                        restorer: restorer, observer: observer, limits: limits, deadLetters: deadLetters, saveInterval: settings.saveInterval,
+                        restorer: restorer, observer: observer, limits: limits, deadLetters: deadLetters,
+                        saveInterval: settings.saveInterval,
                         merge: EventTimeMerge(
-                            markedTopics: [Topic.fanoutRepartition: try await partitionCount(of: Topic.messages, admin)],
+                            markedTopics: [
+                                Topic.fanoutRepartition: try await partitionCount(of: Topic.messages, admin)
+                            ],
                             lateness: settings.lateness.milliseconds, maximumWait: settings.maximumEventTimeWait,
                             localMarks: localMarks),
                         partitionCount: try await partitionCount(of: Topic.messages, admin),
-                        markPartitions: try await partitionCount(of: Topic.fanout, admin), tracing: tracing, logger: logger)
+                        markPartitions: try await partitionCount(of: Topic.fanout, admin), tracing: tracing,
+                        logger: logger)
                     let thumbnails = settings.thumbnails.map { MessageThumbnails(settings: $0, logger: logger) }
                     await runner.expectBroadcast(of: Topic.identities, partitions: positions.keys.map(\.partition))
                     group.addTask { try await self.consume(with: runner, thumbnails: thumbnails) }
                     group.addTask {
-                        try await identities.follow(from: positions, reportInterval: self.settings.tickInterval) { records, lagging in
+                        try await identities.follow(from: positions, reportInterval: self.settings.tickInterval) {
+                            records, lagging in
                             try await runner.broadcast(records, of: Topic.identities, lagging: lagging)
                         }
                     }
@@ -134,7 +141,8 @@ public final class PipelineInstance: Sendable {
                 if settings.stages.contains(.route) {
                     let runner = StageRunner(
                         logic: RouteStageLogic(stage: RouteStage(configuration: settings.core)), producer: producer,
-                        restorer: restorer, observer: observer, limits: limits, deadLetters: deadLetters, saveInterval: settings.saveInterval,
+                        restorer: restorer, observer: observer, limits: limits, deadLetters: deadLetters,
+                        saveInterval: settings.saveInterval,
                         merge: EventTimeMerge(
                             markedTopics: [
                                 Topic.fanout: try await partitionCount(of: Topic.messages, admin),
@@ -142,7 +150,8 @@ public final class PipelineInstance: Sendable {
                             ],
                             lateness: settings.lateness.milliseconds, maximumWait: settings.maximumEventTimeWait,
                             localMarks: localMarks),
-                        partitionCount: try await partitionCount(of: Topic.fanout, admin), markPartitions: nil, tracing: tracing,
+                        partitionCount: try await partitionCount(of: Topic.fanout, admin), markPartitions: nil,
+                        tracing: tracing,
                         logger: logger)
                     group.addTask { try await self.consume(with: runner) }
                     group.addTask { try await self.tick(runner) }
@@ -150,7 +159,8 @@ public final class PipelineInstance: Sendable {
                     group.addTask { try await self.releaseDue(runner) }
                 }
                 group.addTask {
-                    let watch = ClusterWatch(client: self.settings.client, topic: Topic.dlq, interval: self.settings.clusterCheckInterval)
+                    let watch = ClusterWatch(
+                        client: self.settings.client, topic: Topic.dlq, interval: self.settings.clusterCheckInterval)
                     try await watch.run(logger: self.logger, report: self.observer.onClusterCheck)
                 }
                 try await group.waitForAll()
@@ -167,11 +177,15 @@ public final class PipelineInstance: Sendable {
     /// One stage's consumer-group member: joins, processes batches, and on
     /// cancellation leaves the group after its work is finished and committed.
     /// With `thumbnails`, each batch gets its image attachments' thumbnails before it is processed.
-    private func consume<Logic: StageLogic>(with runner: StageRunner<Logic>, thumbnails: MessageThumbnails? = nil) async throws {
+    private func consume<Logic: StageLogic>(with runner: StageRunner<Logic>, thumbnails: MessageThumbnails? = nil)
+        async throws
+    {
         let logic = runner.logic
         let stageName = logic.name.rawValue
         let consumer = try KafkaConsumer(
-            configuration: .init(client: settings.largeRecordClient(property: "max.partition.fetch.bytes"), groupId: "\(settings.groupId).\(stageName)", assignmentStrategy: .range),
+            configuration: .init(
+                client: settings.largeRecordClient(property: "max.partition.fetch.bytes"),
+                groupId: "\(settings.groupId).\(stageName)", assignmentStrategy: .range),
             hooks: RebalanceHooks(
                 assigned: { [logger] partitions in
                     do {
@@ -191,7 +205,9 @@ public final class PipelineInstance: Sendable {
             logger: logger)
         await runner.attach(consumer)
         try consumer.subscribe(logic.inputTopics)
-        logger.info("Stage \(stageName) joined group \(settings.groupId).\(stageName)", metadata: ["topics": "\(logic.inputTopics)"])
+        logger.info(
+            "Stage \(stageName) joined group \(settings.groupId).\(stageName)",
+            metadata: ["topics": "\(logic.inputTopics)"])
         try await consumer.forEachBatch { batch in
             if let thumbnails {
                 try await runner.process(await thumbnails.apply(to: batch, lag: (try? consumer.lag()) ?? [:]))
@@ -254,12 +270,14 @@ public final class PipelineInstance: Sendable {
             var counts: [(String, Int)] = []
             for topic in topics {
                 guard let metadata = try await admin.metadata(of: topic) else {
-                    throw PipelineError("the topic \(topic) does not exist: create the topics first (notify topics create)")
+                    throw PipelineError(
+                        "the topic \(topic) does not exist: create the topics first (notify topics create)")
                 }
                 counts.append((topic, metadata.partitionCount))
             }
             if Set(counts.map(\.1)).count > 1 {
-                throw PipelineError("""
+                throw PipelineError(
+                    """
                     the \(stage.rawValue) stage needs its co-partitioned topics to have the same number of partitions, \
                     but they have: \(counts.map { "\($0.0) \($0.1)" }.joined(separator: ", ")). \
                     Recreate them with equal counts (Schemas/topics.json).
@@ -283,12 +301,15 @@ extension PipelineSettings {
 }
 
 extension FanoutStageLogic {
-    static let coPartitionedTopics = [Topic.messages, Topic.conversations, Topic.fanoutRepartition, Topic.fanoutChangelog]
+    static let coPartitionedTopics = [
+        Topic.messages, Topic.conversations, Topic.fanoutRepartition, Topic.fanoutChangelog,
+    ]
 }
 
 extension RouteStageLogic {
     static let coPartitionedTopics = [
-        Topic.fanout, Topic.devices, Topic.preferences, Topic.clientState, Topic.reads, Topic.outcomes, Topic.routeRepartition,
+        Topic.fanout, Topic.devices, Topic.preferences, Topic.clientState, Topic.reads, Topic.outcomes,
+        Topic.routeRepartition,
         Topic.routeChangelog,
     ]
 }

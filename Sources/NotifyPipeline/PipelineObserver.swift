@@ -1,5 +1,5 @@
-import NotifyKafka
 import NotifyCore
+import NotifyKafka
 import NotifyRecords
 
 /// Hooks for what the pipeline does, for logs, metrics and the live console.
@@ -11,7 +11,8 @@ public struct PipelineObserver: Sendable {
     public var onDecisions: @Sendable (_ decisions: [Decision]) -> Void
     /// Records were acknowledged by the broker: every output record, the
     /// commands among them, and the dead letters.
-    public var onProduced: @Sendable (_ records: [OutgoingRecord], _ commands: [NotificationCommand], _ deadLetters: [DeadLetter]) -> Void
+    public var onProduced:
+        @Sendable (_ records: [OutgoingRecord], _ commands: [NotificationCommand], _ deadLetters: [DeadLetter]) -> Void
     /// The identity table is loaded and every stage has restored its first assignment.
     public var onReady: @Sendable () -> Void
     /// Now and then: how far behind each input partition is.
@@ -40,7 +41,8 @@ public struct PipelineObserver: Sendable {
     public init(
         onConsumed: @escaping @Sendable ([KafkaRecord]) -> Void = { _ in },
         onDecisions: @escaping @Sendable ([Decision]) -> Void = { _ in },
-        onProduced: @escaping @Sendable ([OutgoingRecord], [NotificationCommand], [DeadLetter]) -> Void = { _, _, _ in },
+        onProduced: @escaping @Sendable ([OutgoingRecord], [NotificationCommand], [DeadLetter]) -> Void = { _, _, _ in
+        },
         onReady: @escaping @Sendable () -> Void = {},
         onLag: @escaping @Sendable ([TopicPartition: Int64]) -> Void = { _ in },
         onIdentityWaits: @escaping @Sendable (Int, Int) -> Void = { _, _ in },

@@ -1,6 +1,6 @@
-import NotifyKafka
 import Logging
 import NotifyCore
+import NotifyKafka
 
 /// What to replay.
 public struct ReplaySettings: Sendable {
@@ -13,8 +13,10 @@ public struct ReplaySettings: Sendable {
     /// Where the commands go.
     public var targetTopic: String
 
-    public init(client: KafkaClientConfiguration, core: CoreConfiguration, from: EventTime? = nil,
-                until: EventTime? = nil, targetTopic: String) {
+    public init(
+        client: KafkaClientConfiguration, core: CoreConfiguration, from: EventTime? = nil,
+        until: EventTime? = nil, targetTopic: String
+    ) {
         self.client = client
         self.core = core
         self.from = from
@@ -65,7 +67,8 @@ public struct Replay: Sendable {
         var records: [KafkaRecord] = []
         if !ends.isEmpty {
             let consumer = try KafkaConsumer(
-                configuration: .init(client: settings.client, groupId: "notify-replay", maxBatchSize: 5_000), logger: logger)
+                configuration: .init(client: settings.client, groupId: "notify-replay", maxBatchSize: 5_000),
+                logger: logger)
             try consumer.assign(ends.mapValues { _ in .beginning })
             var remaining = Set(ends.keys)
             var nextReport = 50_000
@@ -103,7 +106,8 @@ public struct Replay: Sendable {
         summary.commandsOutsideWindow = result.commands.count - window.count
         let producer = try KafkaProducer(configuration: settings.client, logger: logger)
         do {
-            summary.commandsWritten = try await producer.send(window.map { $0.record(topic: settings.targetTopic) }).count
+            summary.commandsWritten = try await producer.send(window.map { $0.record(topic: settings.targetTopic) })
+                .count
         } catch {
             await producer.close()
             throw error

@@ -1,5 +1,5 @@
-import NotifyKafka
 import NotifyCore
+import NotifyKafka
 import NotifyRecords
 
 /// One of the two stages as the Kafka shell sees it: the topics that feed it,
@@ -117,8 +117,9 @@ struct FanoutStageLogic: StageLogic {
         let output = stage.fold(&state, input)
         return StageStep(
             outputs: output.records.map {
-                OutgoingRecord(topic: Topic.fanout, key: Array($0.key.utf8), value: CoreJSON.encode($0),
-                               timestampMilliseconds: $0.at.milliseconds)
+                OutgoingRecord(
+                    topic: Topic.fanout, key: Array($0.key.utf8), value: CoreJSON.encode($0),
+                    timestampMilliseconds: $0.at.milliseconds)
             },
             decisions: output.decisions, rejection: output.rejection, touchedKeys: output.touchedKeys,
             unresolvedIdentities: Set(output.records.filter { !$0.content.identityResolved }.map(\.messageId)).count)
@@ -126,7 +127,9 @@ struct FanoutStageLogic: StageLogic {
 
     func now(_ state: FanoutState) -> EventTime? { state.now }
 
-    func earliestRelease(_ state: FanoutState) -> EventTime? { state.earliestRelease(waitMilliseconds: stage.configuration.identityWaitMilliseconds) }
+    func earliestRelease(_ state: FanoutState) -> EventTime? {
+        state.earliestRelease(waitMilliseconds: stage.configuration.identityWaitMilliseconds)
+    }
 
     func snapshot(_ state: FanoutState, key: String) -> [UInt8]? { state.snapshot(key) }
 
@@ -157,7 +160,8 @@ struct RouteStageLogic: StageLogic {
     var name: StageName { .route }
     var inputTopics: [String] { Self.inputTopics }
     static let inputTopics = [
-        Topic.devices, Topic.preferences, Topic.clientState, Topic.outcomes, Topic.reads, Topic.fanout, Topic.routeRepartition,
+        Topic.devices, Topic.preferences, Topic.clientState, Topic.outcomes, Topic.reads, Topic.fanout,
+        Topic.routeRepartition,
     ]
     var externalTopics: [String] { [Topic.devices, Topic.preferences, Topic.clientState, Topic.reads] }
     var repartitionTopic: String { Topic.routeRepartition }
@@ -195,7 +199,8 @@ struct RouteStageLogic: StageLogic {
 extension NotificationCommand {
     /// The command as a record of `topic`: keyed by user id, timestamped with its event time.
     func record(topic: String) -> OutgoingRecord {
-        OutgoingRecord(topic: topic, key: Array(recipient.userId.utf8), value: CoreJSON.encode(self),
-                       timestampMilliseconds: EventTime(rfc3339: at)?.milliseconds)
+        OutgoingRecord(
+            topic: topic, key: Array(recipient.userId.utf8), value: CoreJSON.encode(self),
+            timestampMilliseconds: EventTime(rfc3339: at)?.milliseconds)
     }
 }

@@ -1,6 +1,6 @@
-import NotifyKafka
 import Logging
 import NotifyCore
+import NotifyKafka
 import NotifyRecords
 
 /// Runs one stage's tasks on Kafka: folds each consumed batch through the
@@ -63,9 +63,11 @@ actor StageRunner<Logic: StageLogic> {
     /// The sends in flight, each step chained to the same step of the send before.
     private var saveChain = SaveChain<PendingDeliveries>(maxBatchesInFlight: 8, maxSavesInFlight: 4)
 
-    init(logic: Logic, producer: KafkaProducer, restorer: ChangelogRestorer, observer: PipelineObserver,
-         limits: RecordLimits, deadLetters: DeadLetterWriter, saveInterval: Duration, merge: EventTimeMerge<Logic.Input>,
-         partitionCount: Int32, markPartitions: Int32?, tracing: RecordTracing = .off, logger: Logger) {
+    init(
+        logic: Logic, producer: KafkaProducer, restorer: ChangelogRestorer, observer: PipelineObserver,
+        limits: RecordLimits, deadLetters: DeadLetterWriter, saveInterval: Duration, merge: EventTimeMerge<Logic.Input>,
+        partitionCount: Int32, markPartitions: Int32?, tracing: RecordTracing = .off, logger: Logger
+    ) {
         self.deadLetters = deadLetters
         self.tracing = tracing
         var markTargets = [(topic: logic.repartitionTopic, partitions: partitionCount)]
@@ -100,7 +102,10 @@ actor StageRunner<Logic: StageLogic> {
                 logger.debug("Records of a partition given up are dropped", metadata: ["partition": "\(partition)"])
                 continue
             }
-            output.append(work(partition, now: now, clock: clock) { $0.process(records, logic: logic, limits: limits, lag: lag, now: now) })
+            output.append(
+                work(partition, now: now, clock: clock) {
+                    $0.process(records, logic: logic, limits: limits, lag: lag, now: now)
+                })
         }
         let consumed = batch.filter { !$0.value.isEmpty || PartitionTask<Logic>.marks(of: $0).isEmpty }
         observer.consumed(consumed)
@@ -127,9 +132,12 @@ actor StageRunner<Logic: StageLogic> {
         heardLag.merge(lagging) { $1 }
         for record in records { heardRecords[record.topicPartition, default: [:]][record.key ?? []] = record }
         for partition in tasks.keys.sorted() {
-            output.append(work(partition, now: now, clock: clock) { task in
-                task.hear(records, source: { Self.source($0.topic, $0.partition) }, lagging: lagging, logic: logic, limits: limits, now: now)
-            })
+            output.append(
+                work(partition, now: now, clock: clock) { task in
+                    task.hear(
+                        records, source: { Self.source($0.topic, $0.partition) }, lagging: lagging, logic: logic,
+                        limits: limits, now: now)
+                })
         }
         try await send(output)
     }
@@ -141,7 +149,8 @@ actor StageRunner<Logic: StageLogic> {
     /// place, not copied), and marks the records it made with the task's progress; `clock` is the
     /// instance's event clock as the batch began (see ``instanceClock(now:)``).
     private func work(
-        _ partition: Int32, now: ContinuousClock.Instant, clock: Int64?, _ body: (inout PartitionTask<Logic>) -> TaskOutput
+        _ partition: Int32, now: ContinuousClock.Instant, clock: Int64?,
+        _ body: (inout PartitionTask<Logic>) -> TaskOutput
     ) -> TaskOutput {
         guard var task = tasks.removeValue(forKey: partition) else { return TaskOutput() }
         var output = body(&task)
@@ -151,7 +160,8 @@ actor StageRunner<Logic: StageLogic> {
                 task.stampMarks(&output.records, topic: topic, mark: mark)
                 if let localMarks = merge.localMarks {
                     // Numbered in the partitions the readers own the keys of, whatever the producer's partitioner.
-                    for index in output.records.indices where output.records[index].topic == topic && output.records[index].partition == nil {
+                    for index in output.records.indices
+                    where output.records[index].topic == topic && output.records[index].partition == nil {
                         output.records[index].partition = output.records[index].key.map {
                             KafkaPartitioner.murmur2.partition(of: $0, partitionCount: partitions)
                         }
@@ -191,7 +201,8 @@ actor StageRunner<Logic: StageLogic> {
             guard !headers.isEmpty else { continue }
             if let board = merge.localMarks { headers.append(board.markRecordHeader) }
             for target in 0..<partitions {
-                output.records.append(OutgoingRecord(topic: topic, key: nil, value: [], headers: headers, partition: target))
+                output.records.append(
+                    OutgoingRecord(topic: topic, key: nil, value: [], headers: headers, partition: target))
             }
         }
         guard !output.records.isEmpty else { return }
@@ -242,7 +253,10 @@ actor StageRunner<Logic: StageLogic> {
         var tableOutput = TaskOutput()
         for partition in partitions where tasks[partition] == nil {
             let kept = standby.removeValue(forKey: partition)
-            var task = kept?.task ?? PartitionTask(partition: partition, partitionCount: partitionCount, state: logic.initialState(), merge: merge)
+            var task =
+                kept?.task
+                ?? PartitionTask(
+                    partition: partition, partitionCount: partitionCount, state: logic.initialState(), merge: merge)
             if kept != nil { task.resume(with: merge) }
             task.tracing = tracing
             // The consumer forgets stored offsets with its assignment: the next save stores them anew.
@@ -252,7 +266,9 @@ actor StageRunner<Logic: StageLogic> {
                 topic: logic.changelogTopic, partition: partition, from: kept?.changelogPosition ?? 0)
             for record in restored.records {
                 let key = record.key.map { String(decoding: $0, as: UTF8.self) } ?? ""
-                let entry = record.value.isEmpty ? ChangelogValue(entry: nil, applied: [:]) : try ChangelogValue.decode(record.value)
+                let entry =
+                    record.value.isEmpty
+                    ? ChangelogValue(entry: nil, applied: [:]) : try ChangelogValue.decode(record.value)
                 try task.restore(key: key, value: entry, logic: logic)
             }
             var tableRecords = 0
@@ -262,9 +278,14 @@ actor StageRunner<Logic: StageLogic> {
                 var owned: [KafkaRecord] = []
                 for source in 0..<partitionCount {
                     let current = try await restorer.read(topic: table, partition: source, from: 0)
-                    owned += source == partition ? current.records : current.records.filter { record in
-                        record.key.map { KafkaPartitioner.murmur2.partition(of: $0, partitionCount: partitionCount) == partition } ?? false
-                    }
+                    owned +=
+                        source == partition
+                        ? current.records
+                        : current.records.filter { record in
+                            record.key.map {
+                                KafkaPartitioner.murmur2.partition(of: $0, partitionCount: partitionCount) == partition
+                            } ?? false
+                        }
                 }
                 tableRecords += owned.count
                 tableOutput.append(task.restoreTable(table, owned, logic: logic, limits: limits))
@@ -272,17 +293,25 @@ actor StageRunner<Logic: StageLogic> {
             task.awaitPositions(logic: logic, heard: heardLag, now: .now)
             changelogPositions[partition] = restored.position
             tasks[partition] = task
-            let heard = heardRecords.values.flatMap(\.values).sorted { ($0.partition, $0.offset) < ($1.partition, $1.offset) }
+            let heard = heardRecords.values.flatMap(\.values).sorted {
+                ($0.partition, $0.offset) < ($1.partition, $1.offset)
+            }
             if !heard.isEmpty {
                 let now = ContinuousClock.now
-                tableOutput.append(work(partition, now: now, clock: instanceClock(now: now)) { task in
-                    task.hear(heard, source: { Self.source($0.topic, $0.partition) }, lagging: heardLag, logic: logic, limits: limits, now: now)
-                })
+                tableOutput.append(
+                    work(partition, now: now, clock: instanceClock(now: now)) { task in
+                        task.hear(
+                            heard, source: { Self.source($0.topic, $0.partition) }, lagging: heardLag, logic: logic,
+                            limits: limits, now: now)
+                    })
             }
-            logger.info("Restored \(logic.name.rawValue) task \(partition)", metadata: [
-                "changelog-records": "\(restored.records.count)", "table-records": "\(tableRecords)", "from": "\(kept?.changelogPosition ?? 0)",
-                "milliseconds": "\((ContinuousClock.now - started).milliseconds)",
-            ])
+            logger.info(
+                "Restored \(logic.name.rawValue) task \(partition)",
+                metadata: [
+                    "changelog-records": "\(restored.records.count)", "table-records": "\(tableRecords)",
+                    "from": "\(kept?.changelogPosition ?? 0)",
+                    "milliseconds": "\((ContinuousClock.now - started).milliseconds)",
+                ])
         }
         try await send(tableOutput)
     }
@@ -314,7 +343,8 @@ actor StageRunner<Logic: StageLogic> {
             observer.onMisplaced(topic, misplaced.count)
             guard warned.insert("misplaced \(topic)").inserted else { continue }
             let likely = misplaced.likelyPartitioners.map(\.description).joined(separator: " or ")
-            logger.warning("""
+            logger.warning(
+                """
                 Records of \(topic) arrive in other partitions than murmur2 of their key gives (\(misplaced.count) in this batch; \
                 likely partitioner: \(likely.isEmpty ? "none of murmur2, CRC32, FNV-1a" : likely)). They are forwarded to \
                 \(logic.repartitionTopic), which costs a hop: set partitioner=murmur2_random on the producers \
@@ -322,7 +352,8 @@ actor StageRunner<Logic: StageLogic> {
                 """)
         }
         for topic in output.spreadKeys.sorted() where warned.insert("spread \(topic)").inserted {
-            logger.warning("""
+            logger.warning(
+                """
                 A key of \(topic) arrived in more than one partition: its producer partitions at random, so the order \
                 of that key's records cannot be promised. Key every record and use a deterministic partitioner \
                 (docs/operations.md, "Producers and partitioners").
@@ -358,7 +389,9 @@ actor StageRunner<Logic: StageLogic> {
         if output.identityWaits > 0 || output.identityTimeouts > 0 {
             observer.onIdentityWaits(output.identityWaits, output.identityTimeouts)
         }
-        if output.releasedByMaximumWait > 0 { observer.onReleasedByMaximumWait(logic.name, output.releasedByMaximumWait) }
+        if output.releasedByMaximumWait > 0 {
+            observer.onReleasedByMaximumWait(logic.name, output.releasedByMaximumWait)
+        }
         reportPartitioning(output)
         guard !output.isEmpty || !output.deadLetters.isEmpty else { return }
         observer.decided(output.decisions)
@@ -371,14 +404,16 @@ actor StageRunner<Logic: StageLogic> {
         let deadLetters = deadLetters
         let stage = logic.name
         // Ordered steps, each chained to the same step of the send before (see ``SaveChain``).
-        saveChain.queueOutputs(enqueue: { await producer.enqueue(records) }, acknowledge: { outputs in
-            _ = try await outputs.reports()
-            // Written (or given up, counted and logged) before the offsets of this work are stored;
-            // a dead letter that fails never holds the partition back.
-            let written = await deadLetters.write(output.deadLetters)
-            observer.produced(records + written.records, commands: output.commands, deadLetters: written.letters)
-            if let consumed { observer.onProcessed(stage, consumed.records, .now - consumed.at) }
-        })
+        saveChain.queueOutputs(
+            enqueue: { await producer.enqueue(records) },
+            acknowledge: { outputs in
+                _ = try await outputs.reports()
+                // Written (or given up, counted and logged) before the offsets of this work are stored;
+                // a dead letter that fails never holds the partition back.
+                let written = await deadLetters.write(output.deadLetters)
+                observer.produced(records + written.records, commands: output.commands, deadLetters: written.letters)
+                if let consumed { observer.onProcessed(stage, consumed.records, .now - consumed.at) }
+            })
         if !output.changelog.isEmpty || !output.offsets.isEmpty {
             // Encoded on the cooperative pool, not on this actor, while the outputs are in flight.
             let encoded = Task.detached { output.changelogRecords() }

@@ -1,8 +1,8 @@
 import AsyncHTTPClient
-import NotifyKafka
 import Logging
 import NIOCore
 import NotifyCore
+import NotifyKafka
 
 /// Where stage 1 asks for thumbnails, and when it does not (rule 10).
 public struct ThumbnailSettings: Sendable, Hashable {
@@ -53,11 +53,13 @@ struct ThumbnailResolver: Sendable {
 
     private func lookUp(_ attachment: Attachment) async throws -> Attachment {
         let separator = settings.url.contains("?") ? "&" : "?"
-        let request = HTTPClientRequest(url: settings.url + separator + [
-            "url=" + Self.percentEncoded(attachment.url),
-            "mimeType=" + Self.percentEncoded(attachment.mimeType),
-            "bytes=\(attachment.bytes)",
-        ].joined(separator: "&"))
+        let request = HTTPClientRequest(
+            url: settings.url + separator
+                + [
+                    "url=" + Self.percentEncoded(attachment.url),
+                    "mimeType=" + Self.percentEncoded(attachment.mimeType),
+                    "bytes=\(attachment.bytes)",
+                ].joined(separator: "&"))
         let response: HTTPClientResponse
         let body: ByteBuffer
         do {
@@ -98,8 +100,9 @@ struct ThumbnailResolver: Sendable {
         var encoded = ""
         for byte in text.utf8 {
             switch byte {
-            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
-                 UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"):
+            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
+                UInt8(ascii: "0")...UInt8(ascii: "9"),
+                UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"):
                 encoded.unicodeScalars.append(Unicode.Scalar(byte))
             default:
                 encoded.unicodeScalars.append("%")
@@ -135,12 +138,17 @@ struct MessageThumbnails: Sendable {
         var lookups: [(index: Int, message: MessageReceived, attachment: Attachment)] = []
         for (index, record) in batch.enumerated() where record.topic == Topic.messages {
             guard case .message(let message)? = try? InputEvent.decode(topic: record.topic, value: record.value),
-                  let attachment = message.attachment, attachment.mimeType.lowercased().hasPrefix("image/") else { continue }
-            let backlog = (lag[TopicPartition(topic: record.topic, partition: record.partition)] ?? 0) + inBatch[record.partition, default: 0]
+                let attachment = message.attachment, attachment.mimeType.lowercased().hasPrefix("image/")
+            else { continue }
+            let backlog =
+                (lag[TopicPartition(topic: record.topic, partition: record.partition)] ?? 0)
+                + inBatch[record.partition, default: 0]
             guard backlog <= resolver.settings.backlogLimit else {
-                logger.debug("Thumbnail skipped: partition backlog over the limit", metadata: [
-                    "message": "\(message.messageId)", "partition": "\(record.partition)", "backlog": "\(backlog)",
-                ])
+                logger.debug(
+                    "Thumbnail skipped: partition backlog over the limit",
+                    metadata: [
+                        "message": "\(message.messageId)", "partition": "\(record.partition)", "backlog": "\(backlog)",
+                    ])
                 continue
             }
             lookups.append((index, message, attachment))
@@ -168,7 +176,8 @@ struct MessageThumbnails: Sendable {
                     message.attachment = thumbnail
                     records[index].value = CoreJSON.encode(message)
                 case .failure(let error):
-                    logger.warning("Message goes out without a thumbnail: \(error)", metadata: ["message": "\(message.messageId)"])
+                    logger.warning(
+                        "Message goes out without a thumbnail: \(error)", metadata: ["message": "\(message.messageId)"])
                 }
             }
         }

@@ -1,6 +1,6 @@
-import NotifyKafka
 import Logging
 import NotifyCore
+import NotifyKafka
 
 /// An input record the pipeline could not use, with why: sent to
 /// `notify.dlq` with its original key and value, the reason and its source in headers.
@@ -31,18 +31,24 @@ public struct DeadLetter: Sendable {
             KafkaHeader(name: DeadLetterHeader.sourcePartition, string: String(sourcePartition)),
             KafkaHeader(name: DeadLetterHeader.sourceOffset, string: String(sourceOffset)),
         ]
-        let fixed = Self.recordOverhead + (key?.count ?? 0)
+        let fixed =
+            Self.recordOverhead + (key?.count ?? 0)
             + headers.reduce(0) { $0 + $1.name.utf8.count + ($1.value?.count ?? 0) + Self.headerOverhead }
-        guard fixed + value.count > limit else { return OutgoingRecord(topic: topic, key: key, value: value, headers: headers) }
+        guard fixed + value.count > limit else {
+            return OutgoingRecord(topic: topic, key: key, value: value, headers: headers)
+        }
         let truncation = KafkaHeader(name: DeadLetterHeader.truncated, string: String(value.count))
-        let room = max(0, limit - fixed - truncation.name.utf8.count - (truncation.value?.count ?? 0) - Self.headerOverhead)
+        let room = max(
+            0, limit - fixed - truncation.name.utf8.count - (truncation.value?.count ?? 0) - Self.headerOverhead)
         headers.append(truncation)
         return OutgoingRecord(topic: topic, key: key, value: Array(value.prefix(room)), headers: headers)
     }
 
     /// The `notify.dlq` record of `record`, which is not usable because of `reason`, within `limit` bytes
     /// (see ``record(fitting:topic:)``).
-    public static func record(of record: KafkaRecord, reason: String, topic: String = Topic.dlq, fitting limit: Int) -> OutgoingRecord {
+    public static func record(of record: KafkaRecord, reason: String, topic: String = Topic.dlq, fitting limit: Int)
+        -> OutgoingRecord
+    {
         DeadLetter(record, reason: reason).record(fitting: limit, topic: topic)
     }
 
@@ -84,13 +90,19 @@ public struct DeadLetterLimit: Sendable {
             var limit = Self.kafkaDefault
             do {
                 let admin = try KafkaAdmin(configuration: client, logger: logger)
-                if let value = try await admin.topicConfig(topic, "max.message.bytes", timeoutMilliseconds: 3_000), let bytes = Int(value) {
+                if let value = try await admin.topicConfig(topic, "max.message.bytes", timeoutMilliseconds: 3_000),
+                    let bytes = Int(value)
+                {
                     limit = bytes
                 }
             } catch {
-                logger.info("Could not read max.message.bytes of \(topic) (\(error)); dead letters are kept within \(limit) bytes")
+                logger.info(
+                    "Could not read max.message.bytes of \(topic) (\(error)); dead letters are kept within \(limit) bytes"
+                )
             }
-            if let clientLimit = client.properties["message.max.bytes"].flatMap(Int.init) { limit = min(limit, clientLimit) }
+            if let clientLimit = client.properties["message.max.bytes"].flatMap(Int.init) {
+                limit = min(limit, clientLimit)
+            }
             return limit
         }
     }

@@ -44,7 +44,8 @@ public struct RecordTracing: Sendable {
     /// the child of the record's span, or the root of a new trace when the record carries no valid
     /// `traceparent`. Off: no span, the record's trace (or a new one) goes on with a new span id per record made.
     public func startSpan(
-        _ name: String, continuing headers: [KafkaHeader], kind: SpanKind = .consumer, at start: DefaultTracerClock.Instant? = nil
+        _ name: String, continuing headers: [KafkaHeader], kind: SpanKind = .consumer,
+        at start: DefaultTracerClock.Instant? = nil
     ) -> RecordSpan {
         guard let tracer else { return RecordSpan(trace: TraceContext(headers: headers) ?? .start(), newSpanIds: true) }
         var context = InstrumentationContext.topLevel

@@ -32,13 +32,15 @@ public struct TraceContext: Sendable, Hashable, CustomStringConvertible {
     /// be lower-case: the W3C spec makes a `traceparent` with upper-case ones invalid, and an invalid
     /// one is treated as absent (the receiver starts a new trace).
     public init?(headers: [KafkaHeader]) {
-        guard let value = headers.first(where: { $0.name == Self.header })?.value, value.count == Self.length else { return nil }
+        guard let value = headers.first(where: { $0.name == Self.header })?.value, value.count == Self.length else {
+            return nil
+        }
         // 00-<32 hex>-<16 hex>-<2 hex>
         guard value[0] == UInt8(ascii: "0"), value[1] == UInt8(ascii: "0"),
-              value[2] == UInt8(ascii: "-"), value[35] == UInt8(ascii: "-"), value[52] == UInt8(ascii: "-"),
-              let traceHigh = Self.number(value[3..<19]), let traceLow = Self.number(value[19..<35]),
-              let span = Self.number(value[36..<52]), let flags = Self.number(value[53..<55]),
-              traceHigh | traceLow != 0, span != 0
+            value[2] == UInt8(ascii: "-"), value[35] == UInt8(ascii: "-"), value[52] == UInt8(ascii: "-"),
+            let traceHigh = Self.number(value[3..<19]), let traceLow = Self.number(value[19..<35]),
+            let span = Self.number(value[36..<52]), let flags = Self.number(value[53..<55]),
+            traceHigh | traceLow != 0, span != 0
         else { return nil }
         let state = headers.first(where: { $0.name == Self.stateHeader })?.value
         self.init(traceHigh: traceHigh, traceLow: traceLow, span: span, flagBits: UInt8(flags), state: state)
@@ -54,12 +56,14 @@ public struct TraceContext: Sendable, Hashable, CustomStringConvertible {
 
     /// A new trace.
     public static func start() -> TraceContext {
-        TraceContext(traceHigh: SpanIdSource.next(), traceLow: SpanIdSource.next(), span: SpanIdSource.next(), flagBits: 1)
+        TraceContext(
+            traceHigh: SpanIdSource.next(), traceLow: SpanIdSource.next(), span: SpanIdSource.next(), flagBits: 1)
     }
 
     /// The context of the next hop: the same trace and `tracestate`, a new span.
     public func child() -> TraceContext {
-        TraceContext(traceHigh: traceHigh, traceLow: traceLow, span: SpanIdSource.next(), flagBits: flagBits, state: state)
+        TraceContext(
+            traceHigh: traceHigh, traceLow: traceLow, span: SpanIdSource.next(), flagBits: flagBits, state: state)
     }
 
     public var description: String { String(decoding: headerValue, as: UTF8.self) }
@@ -101,7 +105,9 @@ public struct TraceContext: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// Writes the low `digits` hex digits of `value`, lowercase, most significant first.
-    private static func writeHex(_ value: UInt64, digits: Int, into text: UnsafeMutableBufferPointer<UInt8>, at start: Int) {
+    private static func writeHex(
+        _ value: UInt64, digits: Int, into text: UnsafeMutableBufferPointer<UInt8>, at start: Int
+    ) {
         for index in 0..<digits {
             text[start + index] = hexDigits[Int(truncatingIfNeeded: value >> (4 * UInt64(digits - 1 - index))) & 0xF]
         }

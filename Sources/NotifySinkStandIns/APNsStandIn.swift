@@ -87,10 +87,14 @@ public final class APNsStandIn: Sendable {
                 return channel.eventLoop.makeCompletedFuture {
                     let sync = channel.pipeline.syncOperations
                     try sync.addHandler(NIOSSLServerHandler(context: context))
-                    try sync.addHandler(NIOHTTP2Handler(mode: .server, initialSettings: [
-                        HTTP2Setting(parameter: .maxConcurrentStreams, value: 1000),
-                        HTTP2Setting(parameter: .maxHeaderListSize, value: HPACKDecoder.defaultMaxHeaderListSize),
-                    ]))
+                    try sync.addHandler(
+                        NIOHTTP2Handler(
+                            mode: .server,
+                            initialSettings: [
+                                HTTP2Setting(parameter: .maxConcurrentStreams, value: 1000),
+                                HTTP2Setting(
+                                    parameter: .maxHeaderListSize, value: HPACKDecoder.defaultMaxHeaderListSize),
+                            ]))
                     try sync.addHandler(APNsStreamHandler(standIn: self))
                 }
             }
@@ -110,7 +114,8 @@ public final class APNsStandIn: Sendable {
     }
 
     /// What to answer a complete request, and after how long.
-    fileprivate func answer(path: String?, method: String?, headers: HPACKHeaders, payload: ByteBuffer) -> StandInReply {
+    fileprivate func answer(path: String?, method: String?, headers: HPACKHeaders, payload: ByteBuffer) -> StandInReply
+    {
         let prefix = "/3/device/"
         guard method == "POST", let path, path.hasPrefix(prefix) else { return .now(status: 404, reason: "BadPath") }
         let token = String(path.dropFirst(prefix.count))
@@ -133,7 +138,9 @@ public final class APNsStandIn: Sendable {
                     fields[field.name] = field.value
                 }
             }
-            self.ledger.accept(Notification(token: token, headers: fields, payload: self.ledger.keepsRequests ? Array(buffer: payload) : []))
+            self.ledger.accept(
+                Notification(
+                    token: token, headers: fields, payload: self.ledger.keepsRequests ? Array(buffer: payload) : []))
         }
         switch ledger.nextAnswer(for: token) {
         case .error(let status, let reason, let retryAfter)?:
@@ -154,7 +161,7 @@ public final class APNsStandIn: Sendable {
     /// `nil` if the provider token is good, else Apple's reason.
     private func checkAuthorization(_ authorization: String?) -> String? {
         guard let authorization, authorization.utf8.count > 7,
-              authorization.utf8.prefix(7).elementsEqual("bearer ".utf8, by: { $0 | 0x20 == $1 })
+            authorization.utf8.prefix(7).elementsEqual("bearer ".utf8, by: { $0 | 0x20 == $1 })
         else { return "MissingProviderToken" }
         let token = String(authorization.dropFirst(7))
         let known: String?? = providerTokenState.withLock { state in
@@ -164,13 +171,13 @@ public final class APNsStandIn: Sendable {
         }
         if let known { return known }
         guard let parts = try? JSONWebToken.parse(token),
-              parts.header["alg"] == .string("ES256"),
-              parts.header["kid"] == .string(keyId),
-              parts.claims["iss"] == .string(teamId),
-              case .number(let issuedAt)? = parts.claims["iat"],
-              let signature = try? P256.Signing.ECDSASignature(rawRepresentation: parts.signature),
-              let key = try? P256.Signing.PublicKey(rawRepresentation: publicKey),
-              key.isValidSignature(signature, for: Array(parts.signingInput.utf8))
+            parts.header["alg"] == .string("ES256"),
+            parts.header["kid"] == .string(keyId),
+            parts.claims["iss"] == .string(teamId),
+            case .number(let issuedAt)? = parts.claims["iat"],
+            let signature = try? P256.Signing.ECDSASignature(rawRepresentation: parts.signature),
+            let key = try? P256.Signing.PublicKey(rawRepresentation: publicKey),
+            key.isValidSignature(signature, for: Array(parts.signingInput.utf8))
         else { return "InvalidProviderToken" }
         guard abs(Date().timeIntervalSince1970 - issuedAt) < 3600 else { return "ExpiredProviderToken" }
         providerTokenState.withLock { _ = $0.verified.insert(token) }
@@ -183,7 +190,11 @@ public final class APNsStandIn: Sendable {
         guard let topic = header("apns-topic"), !topic.isEmpty else { return "MissingTopic" }
         let type = header("apns-push-type")
         if let type,
-           !["alert", "background", "voip", "complication", "fileprovider", "mdm", "liveactivity", "location", "pushtotalk"].contains(type) {
+            ![
+                "alert", "background", "voip", "complication", "fileprovider", "mdm", "liveactivity", "location",
+                "pushtotalk",
+            ].contains(type)
+        {
             return "InvalidPushType"
         }
         let priority = header("apns-priority")
@@ -274,7 +285,10 @@ private final class APNsStreamHandler: ChannelInboundHandler {
             return
         }
         let bound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
-        context.eventLoop.scheduleTask(in: .nanoseconds(Int64(delay.components.seconds) * 1_000_000_000 + delay.components.attoseconds / 1_000_000_000)) {
+        context.eventLoop.scheduleTask(
+            in: .nanoseconds(
+                Int64(delay.components.seconds) * 1_000_000_000 + delay.components.attoseconds / 1_000_000_000)
+        ) {
             let (handler, context) = bound.value
             reply.before?()
             handler.write(reply, on: streamID, context: context)
@@ -286,14 +300,21 @@ private final class APNsStreamHandler: ChannelInboundHandler {
         openStreams.remove(streamID)
         var headers: HPACKHeaders = [":status": String(reply.status)]
         guard let reason = reply.reason else {
-            context.write(wrapOutboundOut(HTTP2Frame(streamID: streamID, payload: .headers(.init(headers: headers, endStream: true)))), promise: nil)
+            context.write(
+                wrapOutboundOut(
+                    HTTP2Frame(streamID: streamID, payload: .headers(.init(headers: headers, endStream: true)))),
+                promise: nil)
             return
         }
         headers.add(name: "content-type", value: "application/json")
         if let seconds = reply.retryAfterSeconds { headers.add(name: "retry-after", value: String(seconds)) }
         let body = ByteBuffer(bytes: CoreJSON.encode(JSONValue.object(["reason": .string(reason)])))
-        context.write(wrapOutboundOut(HTTP2Frame(streamID: streamID, payload: .headers(.init(headers: headers)))), promise: nil)
-        context.write(wrapOutboundOut(HTTP2Frame(streamID: streamID, payload: .data(.init(data: .byteBuffer(body), endStream: true)))), promise: nil)
+        context.write(
+            wrapOutboundOut(HTTP2Frame(streamID: streamID, payload: .headers(.init(headers: headers)))), promise: nil)
+        context.write(
+            wrapOutboundOut(
+                HTTP2Frame(streamID: streamID, payload: .data(.init(data: .byteBuffer(body), endStream: true)))),
+            promise: nil)
     }
 }
 

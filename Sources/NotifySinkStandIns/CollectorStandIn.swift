@@ -47,7 +47,9 @@ public final class CollectorStandIn: Sendable {
     }
 
     private func receive(_ request: Request) async throws -> Response {
-        guard request.headers[.contentType] == "application/x-protobuf" else { return Response(status: .unsupportedMediaType) }
+        guard request.headers[.contentType] == "application/x-protobuf" else {
+            return Response(status: .unsupportedMediaType)
+        }
         let body = Array(buffer: try await request.body.collect(upTo: 16 * 1024 * 1024))
         do {
             let spans = try Self.spans(inExportRequest: body[...])
@@ -67,10 +69,11 @@ public final class CollectorStandIn: Sendable {
             let serviceName = try resourceSpans.messages(1).first.flatMap { try Self.serviceName(ofResource: $0) }
             for scopeSpans in try resourceSpans.messages(2) {
                 for span in try scopeSpans.messages(2) {
-                    spans.append(ReceivedSpan(
-                        traceId: hex(span.bytes(1) ?? []), spanId: hex(span.bytes(2) ?? []),
-                        parentSpanId: span.bytes(4).flatMap { $0.isEmpty ? nil : hex($0) },
-                        name: String(decoding: span.bytes(5) ?? [], as: UTF8.self), serviceName: serviceName))
+                    spans.append(
+                        ReceivedSpan(
+                            traceId: hex(span.bytes(1) ?? []), spanId: hex(span.bytes(2) ?? []),
+                            parentSpanId: span.bytes(4).flatMap { $0.isEmpty ? nil : hex($0) },
+                            name: String(decoding: span.bytes(5) ?? [], as: UTF8.self), serviceName: serviceName))
                 }
             }
         }
@@ -79,7 +82,8 @@ public final class CollectorStandIn: Sendable {
 
     /// `service.name` among a `Resource`'s attributes (KeyValue: key = 1, value = 2 { string_value = 1 }).
     private static func serviceName(ofResource resource: ProtobufMessage) throws -> String? {
-        for attribute in try resource.messages(1) where attribute.bytes(1).map({ String(decoding: $0, as: UTF8.self) }) == "service.name" {
+        for attribute in try resource.messages(1)
+        where attribute.bytes(1).map({ String(decoding: $0, as: UTF8.self) }) == "service.name" {
             return try attribute.messages(2).first?.bytes(1).map { String(decoding: $0, as: UTF8.self) }
         }
         return nil

@@ -71,35 +71,41 @@ public final class FCMStandIn: Sendable {
             try await self.exchange(request, tokenURI: Self.tokenURI(port: self.boundPort.withLock { $0 }))
         }
         router.post("/v1/projects/:project/:method") { request, context in
-            guard context.parameters.get("project") == self.projectId, context.parameters.get("method") == "messages:send" else {
+            guard context.parameters.get("project") == self.projectId,
+                context.parameters.get("method") == "messages:send"
+            else {
                 return fcmError(status: 404, status: "NOT_FOUND", code: nil)
             }
             return try await self.send(request)
         }
-        return try await serveOverTLS(router, authority: authority, logger: logger, bound: { port in
-            self.boundPort.withLock { $0 = port }
-        }, body: body)
+        return try await serveOverTLS(
+            router, authority: authority, logger: logger,
+            bound: { port in
+                self.boundPort.withLock { $0 = port }
+            }, body: body)
     }
 
     private func exchange(_ request: Request, tokenURI: String) async throws -> Response {
         let body = String(buffer: try await request.body.collect(upTo: 64 * 1024))
         var form: [String: String] = [:]
         for pair in body.split(separator: "&") {
-            let parts = pair.split(separator: "=", maxSplits: 1).map { String($0).removingPercentEncoding ?? String($0) }
+            let parts = pair.split(separator: "=", maxSplits: 1).map {
+                String($0).removingPercentEncoding ?? String($0)
+            }
             if parts.count == 2 { form[parts[0]] = parts[1] }
         }
         guard form["grant_type"] == "urn:ietf:params:oauth:grant-type:jwt-bearer",
-              let assertion = form["assertion"],
-              let parts = try? JSONWebToken.parse(assertion),
-              parts.header["alg"] == .string("RS256"),
-              parts.claims["iss"] == .string(clientEmail),
-              parts.claims["aud"] == .string(tokenURI),
-              parts.claims["scope"]?.stringValue?.contains("https://www.googleapis.com/auth/firebase.messaging") == true,
-              case .number(let expiry)? = parts.claims["exp"], expiry > Date().timeIntervalSince1970,
-              publicKey.isValidSignature(
-                  _RSA.Signing.RSASignature(rawRepresentation: parts.signature), for: Array(parts.signingInput.utf8),
-                  padding: .insecurePKCS1v1_5
-              )
+            let assertion = form["assertion"],
+            let parts = try? JSONWebToken.parse(assertion),
+            parts.header["alg"] == .string("RS256"),
+            parts.claims["iss"] == .string(clientEmail),
+            parts.claims["aud"] == .string(tokenURI),
+            parts.claims["scope"]?.stringValue?.contains("https://www.googleapis.com/auth/firebase.messaging") == true,
+            case .number(let expiry)? = parts.claims["exp"], expiry > Date().timeIntervalSince1970,
+            publicKey.isValidSignature(
+                _RSA.Signing.RSASignature(rawRepresentation: parts.signature), for: Array(parts.signingInput.utf8),
+                padding: .insecurePKCS1v1_5
+            )
         else {
             return jsonResponse(status: 400, ["error": "invalid_grant"])
         }
@@ -113,22 +119,27 @@ public final class FCMStandIn: Sendable {
     private func send(_ request: Request) async throws -> Response {
         let body = try await request.body.collect(upTo: 64 * 1024)
         guard let authorization = request.headers[.authorization], authorization.hasPrefix("Bearer "),
-              issuedTokens.withLock({ $0.contains(String(authorization.dropFirst("Bearer ".count))) })
+            issuedTokens.withLock({ $0.contains(String(authorization.dropFirst("Bearer ".count))) })
         else {
             return fcmError(status: 401, status: "UNAUTHENTICATED", code: nil)
         }
         guard let object = (try? JSONSerialization.jsonObject(with: Data(buffer: body))) as? [String: Any],
-              let message = object["message"] as? [String: Any],
-              let token = message["token"] as? String, !token.isEmpty
+            let message = object["message"] as? [String: Any],
+            let token = message["token"] as? String, !token.isEmpty
         else {
             return fcmError(status: 400, status: "INVALID_ARGUMENT", code: "INVALID_ARGUMENT")
         }
         if let data = message["data"] as? [String: Any], data.values.contains(where: { !($0 is String) }) {
             return fcmError(status: 400, status: "INVALID_ARGUMENT", code: "INVALID_ARGUMENT")
         }
-        if let refusal = try await play(ledger.nextAnswer(for: token), unavailableReason: "UNAVAILABLE", refusal: { status, reason, retryAfter in
-            fcmError(status: status, status: Self.grpcStatus(forHTTP: status), code: reason, headers: retryAfterHeader(retryAfter))
-        }, accept: { ledger.accept(Message(token: token, body: Array(buffer: body))) }) {
+        if let refusal = try await play(
+            ledger.nextAnswer(for: token), unavailableReason: "UNAVAILABLE",
+            refusal: { status, reason, retryAfter in
+                fcmError(
+                    status: status, status: Self.grpcStatus(forHTTP: status), code: reason,
+                    headers: retryAfterHeader(retryAfter))
+            }, accept: { ledger.accept(Message(token: token, body: Array(buffer: body))) })
+        {
             return refusal
         }
         return jsonResponse(status: 200, ["name": "projects/\(projectId)/messages/\(UUID().uuidString)"])

@@ -2,8 +2,8 @@ import Foundation
 import Hummingbird
 import HummingbirdHTTP2
 import Logging
-import NotifySinks
 import NIOCore
+import NotifySinks
 import Synchronization
 
 /// How a stand-in answers one request, instead of accepting it.

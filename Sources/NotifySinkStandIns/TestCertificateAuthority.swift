@@ -29,11 +29,13 @@ public struct TestCertificateAuthority: Sendable {
         let authority = TestCertificateAuthority(directory: directory)
         let file = { (name: String) in directory + "/" + name }
         let curve = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"]
-        try await openssl(["req", "-x509"] + curve + [
-            "-keyout", file("ca.key"), "-out", authority.caFile, "-days", "2", "-subj", "/CN=notify test CA",
-            "-addext", "basicConstraints=critical,CA:TRUE", "-addext", "keyUsage=critical,keyCertSign,cRLSign",
-        ])
-        try await openssl(["req"] + curve + ["-keyout", authority.keyFile, "-out", file("server.csr"), "-subj", "/CN=localhost"])
+        try await openssl(
+            ["req", "-x509"] + curve + [
+                "-keyout", file("ca.key"), "-out", authority.caFile, "-days", "2", "-subj", "/CN=notify test CA",
+                "-addext", "basicConstraints=critical,CA:TRUE", "-addext", "keyUsage=critical,keyCertSign,cRLSign",
+            ])
+        try await openssl(
+            ["req"] + curve + ["-keyout", authority.keyFile, "-out", file("server.csr"), "-subj", "/CN=localhost"])
         try await openssl([
             "x509", "-req", "-in", file("server.csr"), "-CA", authority.caFile, "-CAkey", file("ca.key"),
             "-set_serial", "0x" + UUID().uuidString.replacingOccurrences(of: "-", with: "").prefix(16),

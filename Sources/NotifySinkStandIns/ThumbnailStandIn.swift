@@ -59,7 +59,10 @@ public final class ThumbnailStandIn: Sendable {
     private func answer(_ request: Request) async throws -> Response {
         guard let url = request.uri.queryParameters.get("url") else { return Response(status: .badRequest) }
         asked.withLock { $0.append(url) }
-        load.withLock { $0.now += 1; $0.most = max($0.most, $0.now) }
+        load.withLock {
+            $0.now += 1
+            $0.most = max($0.most, $0.now)
+        }
         defer { load.withLock { $0.now -= 1 } }
         switch behaviour {
         case .fails(let status):

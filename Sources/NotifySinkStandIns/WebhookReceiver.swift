@@ -54,24 +54,29 @@ public final class WebhookReceiver: Sendable {
     private func receive(_ request: Request) async throws -> Response {
         let body = Array(buffer: try await request.body.collect(upTo: 1024 * 1024))
         guard let id = field(StandardWebhookSignature.idHeader, in: request.headers),
-              let signature = field(StandardWebhookSignature.signatureHeader, in: request.headers),
-              let timestamp = field(StandardWebhookSignature.timestampHeader, in: request.headers),
-              let seconds = Int(timestamp), abs(Date().timeIntervalSince1970 - TimeInterval(seconds)) <= tolerance,
-              StandardWebhookSignature.verify(signature, id: id, timestamp: timestamp, body: body, keys: keys)
+            let signature = field(StandardWebhookSignature.signatureHeader, in: request.headers),
+            let timestamp = field(StandardWebhookSignature.timestampHeader, in: request.headers),
+            let seconds = Int(timestamp), abs(Date().timeIntervalSince1970 - TimeInterval(seconds)) <= tolerance,
+            StandardWebhookSignature.verify(signature, id: id, timestamp: timestamp, body: body, keys: keys)
         else {
             return Response(status: .unauthorized)
         }
         guard let object = (try? JSONSerialization.jsonObject(with: Data(body))) as? [String: Any],
-              let commandId = object["id"] as? String
+            let commandId = object["id"] as? String
         else {
             return Response(status: .badRequest)
         }
-        if let refusal = try await play(ledger.nextAnswer(for: commandId), unavailableReason: "", refusal: { status, _, retryAfter in
-            Response(status: .init(code: status), headers: retryAfterHeader(retryAfter))
-        }, accept: {
-            let headers = Dictionary(request.headers.map { ($0.name.canonicalName, $0.value) }, uniquingKeysWith: { first, _ in first })
-            ledger.accept(Delivery(commandId: commandId, body: body, headers: headers))
-        }) {
+        if let refusal = try await play(
+            ledger.nextAnswer(for: commandId), unavailableReason: "",
+            refusal: { status, _, retryAfter in
+                Response(status: .init(code: status), headers: retryAfterHeader(retryAfter))
+            },
+            accept: {
+                let headers = Dictionary(
+                    request.headers.map { ($0.name.canonicalName, $0.value) }, uniquingKeysWith: { first, _ in first })
+                ledger.accept(Delivery(commandId: commandId, body: body, headers: headers))
+            })
+        {
             return refusal
         }
         return Response(status: .noContent)

@@ -36,7 +36,9 @@ public func runChildProcess(
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments = [executable] + arguments
     }
-    let output = Pipe(), errors = Pipe(), standardInput = Pipe()
+    let output = Pipe()
+    let errors = Pipe()
+    let standardInput = Pipe()
     process.standardOutput = output
     process.standardError = errors
     process.standardInput = standardInput
@@ -57,7 +59,8 @@ public func runChildProcess(
     }
     for await _ in ended {}
     watchdog.cancel()
-    return ChildProcessResult(status: process.terminationStatus, output: await outputData.value, errors: await errorData.value)
+    return ChildProcessResult(
+        status: process.terminationStatus, output: await outputData.value, errors: await errorData.value)
 }
 
 /// Reads `handle` to its end on a thread of its own.

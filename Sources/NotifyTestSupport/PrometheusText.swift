@@ -25,25 +25,34 @@ public struct PrometheusText: Sendable {
     public static func parse(_ text: String) throws -> PrometheusText {
         var result = PrometheusText()
         for line in text.split(separator: "\n", omittingEmptySubsequences: true) {
-            if let type = line.wholeMatch(of: /# TYPE ([a-zA-Z_:][a-zA-Z0-9_:]*) (counter|gauge|histogram|summary|untyped)/) {
-                guard result.types.updateValue(String(type.2), forKey: String(type.1)) == nil else { throw Malformed(line: String(line)) }
+            if let type = line.wholeMatch(
+                of: /# TYPE ([a-zA-Z_:][a-zA-Z0-9_:]*) (counter|gauge|histogram|summary|untyped)/)
+            {
+                guard result.types.updateValue(String(type.2), forKey: String(type.1)) == nil else {
+                    throw Malformed(line: String(line))
+                }
                 continue
             }
             if let help = line.wholeMatch(of: /# HELP ([a-zA-Z_:][a-zA-Z0-9_:]*) (.*)/) {
-                let text = String(help.2).replacingOccurrences(of: "\\n", with: "\n").replacingOccurrences(of: "\\\\", with: "\\")
-                guard result.helps.updateValue(text, forKey: String(help.1)) == nil else { throw Malformed(line: String(line)) }
+                let text = String(help.2).replacingOccurrences(of: "\\n", with: "\n").replacingOccurrences(
+                    of: "\\\\", with: "\\")
+                guard result.helps.updateValue(text, forKey: String(help.1)) == nil else {
+                    throw Malformed(line: String(line))
+                }
                 continue
             }
             if line.hasPrefix("#") { continue }
             guard let sample = line.wholeMatch(of: /([a-zA-Z_:][a-zA-Z0-9_:]*)(\{[^}]*\})? ([^ ]+)( -?[0-9]+)?/),
-                  let value = Double(sample.3) ?? (sample.3 == "+Inf" ? .infinity : nil)
+                let value = Double(sample.3) ?? (sample.3 == "+Inf" ? .infinity : nil)
             else { throw Malformed(line: String(line)) }
             var labels: [String: String] = [:]
             if let body = sample.2?.dropFirst().dropLast(), !body.isEmpty {
                 for pair in body.matches(of: /([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)",?/) {
                     labels[String(pair.1)] = String(pair.2)
                 }
-                guard body.matches(of: /([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)",?/).map({ $0.0.count }).reduce(0, +) == body.count
+                guard
+                    body.matches(of: /([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)",?/).map({ $0.0.count }).reduce(0, +)
+                        == body.count
                 else { throw Malformed(line: String(line)) }
             }
             result.samples.append((String(sample.1), labels, value))

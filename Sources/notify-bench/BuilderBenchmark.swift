@@ -9,7 +9,8 @@ import NotifyCore
 struct BuilderBenchmark: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "builder",
-        abstract: "Decode, fold and render N messages (APNs + FCM + local for one recipient each, or fewer with --devices)."
+        abstract:
+            "Decode, fold and render N messages (APNs + FCM + local for one recipient each, or fewer with --devices)."
     )
 
     @Option(help: "How many message events.")
@@ -18,7 +19,10 @@ struct BuilderBenchmark: ParsableCommand {
     @Option(help: "How many known identities.")
     var identities = 50_000
 
-    @Option(help: "Devices per recipient, 1 to 3: an iPhone (APNs), then an Android phone (FCM), then an iPad in the foreground (local).")
+    @Option(
+        help:
+            "Devices per recipient, 1 to 3: an iPhone (APNs), then an Android phone (FCM), then an iPad in the foreground (local)."
+    )
     var devices = 3
 
     /// How far each message goes, to see where the time is spent.
@@ -26,7 +30,8 @@ struct BuilderBenchmark: ParsableCommand {
         case decode, fanout, route, encode
     }
 
-    @Option(help: "Stop each message after this phase: decode, fanout, route (commands built) or encode (the full figure).")
+    @Option(
+        help: "Stop each message after this phase: decode, fanout, route (commands built) or encode (the full figure).")
     var through = Phase.encode
 
     @Option(help: ArgumentHelp("The Schemas directory (env NOTIFY_SCHEMAS).", valueName: "dir"))
@@ -47,24 +52,46 @@ struct BuilderBenchmark: ParsableCommand {
 
         // Setup (not timed): identities, one direct conversation per recipient and sender pair, devices.
         for index in 0..<identities {
-            _ = fanout.fold(&fanoutState, .identityUpdated(IdentityUpdated(
-                id: "i\(index)", at: start, userId: "u\(index)", displayName: "User \(index) 山田",
-                handle: "user\(index)", imageURL: "https://cdn.example/u/\(index).png")))
+            _ = fanout.fold(
+                &fanoutState,
+                .identityUpdated(
+                    IdentityUpdated(
+                        id: "i\(index)", at: start, userId: "u\(index)", displayName: "User \(index) 山田",
+                        handle: "user\(index)", imageURL: "https://cdn.example/u/\(index).png")))
         }
         for recipient in 0..<recipients {
             let userId = "u\(recipient)"
-            _ = fanout.fold(&fanoutState, .conversation(ConversationUpdated(
-                id: "c\(recipient)", at: start, conversationId: "dm-\(recipient)", kind: .direct,
-                members: [userId, "u\(identities - 1 - recipient)"])))
-            _ = route.fold(&routeState, .devices(DevicesUpdated(id: "d\(recipient)", at: start, userId: userId, devices: Array([
-                Device(deviceId: "\(userId)-iphone", platform: .ios, provider: .apns, token: String(repeating: "a1", count: 32), appId: "com.example.chat"),
-                Device(deviceId: "\(userId)-pixel", platform: .android, provider: .fcm, token: String(repeating: "f", count: 150), appId: "com.example.chat"),
-                Device(deviceId: "\(userId)-ipad", platform: .ios, provider: .apns, token: String(repeating: "b2", count: 32), appId: "com.example.chat"),
-            ].prefix(devices)))))
+            _ = fanout.fold(
+                &fanoutState,
+                .conversation(
+                    ConversationUpdated(
+                        id: "c\(recipient)", at: start, conversationId: "dm-\(recipient)", kind: .direct,
+                        members: [userId, "u\(identities - 1 - recipient)"])))
+            _ = route.fold(
+                &routeState,
+                .devices(
+                    DevicesUpdated(
+                        id: "d\(recipient)", at: start, userId: userId,
+                        devices: Array(
+                            [
+                                Device(
+                                    deviceId: "\(userId)-iphone", platform: .ios, provider: .apns,
+                                    token: String(repeating: "a1", count: 32), appId: "com.example.chat"),
+                                Device(
+                                    deviceId: "\(userId)-pixel", platform: .android, provider: .fcm,
+                                    token: String(repeating: "f", count: 150), appId: "com.example.chat"),
+                                Device(
+                                    deviceId: "\(userId)-ipad", platform: .ios, provider: .apns,
+                                    token: String(repeating: "b2", count: 32), appId: "com.example.chat"),
+                            ].prefix(devices)))))
             if devices == 3 {
-                _ = route.fold(&routeState, .clientState(ClientStateChanged(
-                    id: "s\(recipient)", at: start, userId: userId, deviceId: "\(userId)-ipad", state: .foreground,
-                    screen: .init(kind: .settings))))
+                _ = route.fold(
+                    &routeState,
+                    .clientState(
+                        ClientStateChanged(
+                            id: "s\(recipient)", at: start, userId: userId, deviceId: "\(userId)-ipad",
+                            state: .foreground,
+                            screen: .init(kind: .settings))))
             }
         }
         let values: [[UInt8]] = (0..<count).map { index in
@@ -85,7 +112,9 @@ struct BuilderBenchmark: ParsableCommand {
         let cpuBefore = ProcessCPUClock.seconds()
         let elapsed = try clock.measure {
             for value in values {
-                guard case .message(let message) = try InputEvent.decode(topic: Topic.messages, value: value) else { continue }
+                guard case .message(let message) = try InputEvent.decode(topic: Topic.messages, value: value) else {
+                    continue
+                }
                 guard through != .decode else {
                     notifications += 1
                     continue
@@ -103,7 +132,9 @@ struct BuilderBenchmark: ParsableCommand {
         }
         let cpu = ProcessCPUClock.seconds() - cpuBefore
         let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
-        print("builder: \(notifications) notifications in \(String(format: "%.3f", seconds)) s = \(Int(Double(notifications) / seconds)) notifications/s"
-            + " (CPU \(String(format: "%.3f", cpu)) s = \(Int(Double(notifications) / cpu)) per CPU-second; \(commands) commands, \(bytes / max(commands, 1)) bytes each)")
+        print(
+            "builder: \(notifications) notifications in \(String(format: "%.3f", seconds)) s = \(Int(Double(notifications) / seconds)) notifications/s"
+                + " (CPU \(String(format: "%.3f", cpu)) s = \(Int(Double(notifications) / cpu)) per CPU-second; \(commands) commands, \(bytes / max(commands, 1)) bytes each)"
+        )
     }
 }

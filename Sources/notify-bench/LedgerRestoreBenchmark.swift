@@ -1,7 +1,7 @@
 import ArgumentParser
 import Foundation
-import NotifyKafka
 import Logging
+import NotifyKafka
 import NotifySinks
 
 /// `notify-bench ledger-restore`: the time a sink's ledger takes to restore from a large
@@ -53,12 +53,16 @@ struct LedgerRestoreBenchmark: AsyncParsableCommand {
             let bounded = try await SinkRuntime.restoreLedger(
                 kind: "jsonl", configuration: SinkRuntimeConfiguration(kafka: kafka), logger: logger)
             let whole = try await SinkRuntime.restoreLedger(
-                kind: "jsonl", configuration: SinkRuntimeConfiguration(kafka: kafka, ledgerRestoreMargin: nil), logger: logger)
+                kind: "jsonl", configuration: SinkRuntimeConfiguration(kafka: kafka, ledgerRestoreMargin: nil),
+                logger: logger)
             return (bounded, whole, fill)
         }
-        print(String(
-            format: "ledger restore over %d outcomes (filled in %.1f s): bounded %d records in %.2f s; whole topic %d records in %.2f s",
-            outcomes, fill.seconds, bounded.recordsRead, bounded.duration.seconds, whole.recordsRead, whole.duration.seconds))
+        print(
+            String(
+                format:
+                    "ledger restore over %d outcomes (filled in %.1f s): bounded %d records in %.2f s; whole topic %d records in %.2f s",
+                outcomes, fill.seconds, bounded.recordsRead, bounded.duration.seconds, whole.recordsRead,
+                whole.duration.seconds))
     }
 
     /// `outcomes` jsonl outcomes, stamped evenly from 28 days ago to now, in batches with no wait per record.
@@ -76,14 +80,19 @@ struct LedgerRestoreBenchmark: AsyncParsableCommand {
         for index in 0..<outcomes {
             let milliseconds = Int64(first + step * Double(index))
             if milliseconds / 1000 != at.second {
-                at = (milliseconds / 1000, Date(timeIntervalSince1970: TimeInterval(milliseconds / 1000)).formatted(.iso8601))
+                at = (
+                    milliseconds / 1000,
+                    Date(timeIntervalSince1970: TimeInterval(milliseconds / 1000)).formatted(.iso8601)
+                )
             }
-            let value = #"{"type":"notification.outcome","id":"c\#(index):delivered","at":"\#(at.text)","commandId":"c\#(index)","#
+            let value =
+                #"{"type":"notification.outcome","id":"c\#(index):delivered","at":"\#(at.text)","commandId":"c\#(index)","#
                 + #""sink":"jsonl","recipient":{"userId":"u\#(index % 100_000)","deviceId":"d","platform":"ios","provider":"apns"},"#
                 + #""outcome":"delivered"}"#
-            records.append(OutgoingRecord(
-                topic: "notify.outcomes", key: Array("u\(index % 100_000)".utf8), value: Array(value.utf8),
-                partition: Int32(index % Int(partitions)), timestampMilliseconds: milliseconds))
+            records.append(
+                OutgoingRecord(
+                    topic: "notify.outcomes", key: Array("u\(index % 100_000)".utf8), value: Array(value.utf8),
+                    partition: Int32(index % Int(partitions)), timestampMilliseconds: milliseconds))
             if records.count == 50_000 {
                 // The previous batch is acknowledged while this one was built; one batch in the air at a time.
                 _ = try await pending?.reports()
@@ -103,7 +112,8 @@ struct LedgerRestoreBenchmark: AsyncParsableCommand {
         for partition in 0..<partitions {
             let marks = try await admin.watermarks(TopicPartition(topic: "notify.outcomes", partition: partition))
             guard marks.low == 0 else {
-                throw ValidationError("the embedded broker dropped the oldest outcomes of partition \(partition): use more --partitions")
+                throw ValidationError(
+                    "the embedded broker dropped the oldest outcomes of partition \(partition): use more --partitions")
             }
             kept += Int(marks.high)
         }
@@ -118,9 +128,10 @@ struct LedgerRestoreBenchmark: AsyncParsableCommand {
         var committed: [TopicPartition: Int64] = [:]
         for partition in Int32(0)..<8 {
             for age in [86_400, lag] {
-                records.append(OutgoingRecord(
-                    topic: "notify.commands", key: nil, value: Array("{}".utf8), partition: partition,
-                    timestampMilliseconds: Int64((now.timeIntervalSince1970 - TimeInterval(age)) * 1000)))
+                records.append(
+                    OutgoingRecord(
+                        topic: "notify.commands", key: nil, value: Array("{}".utf8), partition: partition,
+                        timestampMilliseconds: Int64((now.timeIntervalSince1970 - TimeInterval(age)) * 1000)))
             }
             committed[TopicPartition(topic: "notify.commands", partition: partition)] = 1
         }

@@ -1,6 +1,6 @@
 import ArgumentParser
-import NotifyKafka
 import NotifyCore
+import NotifyKafka
 
 /// `notify-bench partition-check --count N`: the work the pipeline adds to every record of a users'
 /// producer to tell whether it sits in its key's partition (is its topic an external input, then
@@ -29,10 +29,14 @@ struct PartitionCheckBenchmark: ParsableCommand {
         for index in 0..<count {
             let slot = index % keys.count
             guard partitions > 1, externalTopics.contains(topics[slot]) else { continue }
-            if KafkaPartitioner.murmur2.partition(of: keys[slot], partitionCount: partitions) != partitionOf[slot] { misplaced += 1 }
+            if KafkaPartitioner.murmur2.partition(of: keys[slot], partitionCount: partitions) != partitionOf[slot] {
+                misplaced += 1
+            }
         }
         let seconds = ProcessCPUClock.seconds() - started
         let nanoseconds = seconds * 1e9 / Double(count)
-        print("partition check: \(count) records in \(String(format: "%.3f", seconds)) s CPU = \(String(format: "%.1f", nanoseconds)) ns per record (\(misplaced) misplaced)")
+        print(
+            "partition check: \(count) records in \(String(format: "%.3f", seconds)) s CPU = \(String(format: "%.1f", nanoseconds)) ns per record (\(misplaced) misplaced)"
+        )
     }
 }

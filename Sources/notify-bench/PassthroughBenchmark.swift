@@ -1,7 +1,7 @@
 import ArgumentParser
 import Foundation
-import NotifyKafka
 import Logging
+import NotifyKafka
 
 /// `notify-bench passthrough`: consume N records through the NotifyKafka module and
 /// produce one record per input with the same key; the C twin is
@@ -45,7 +45,9 @@ struct PassthroughBenchmark: AsyncParsableCommand {
                 consumed += taken.count
                 let outputs = taken.map { OutgoingRecord(topic: to, key: $0.key, value: value) }
                 var next: [TopicPartition: Int64] = [:]
-                for record in taken { next[record.topicPartition] = max(next[record.topicPartition] ?? 0, record.offset + 1) }
+                for record in taken {
+                    next[record.topicPartition] = max(next[record.topicPartition] ?? 0, record.offset + 1)
+                }
                 group.addTask { [next] in
                     _ = try await producer.send(outputs)
                     return next
@@ -60,7 +62,9 @@ struct PassthroughBenchmark: AsyncParsableCommand {
             for try await done in group { try store(done) }
         }
         let seconds = (ContinuousClock.now - (started ?? .now)).seconds
-        print("passthrough: \(consumed) records in \(String(format: "%.3f", seconds)) s = \(Int(Double(consumed) / seconds)) records/s")
+        print(
+            "passthrough: \(consumed) records in \(String(format: "%.3f", seconds)) s = \(Int(Double(consumed) / seconds)) records/s"
+        )
         await consumer.close()
         await producer.close()
     }
@@ -80,7 +84,8 @@ struct SeedBenchmarkInput: AsyncParsableCommand {
         var logger = Logger(label: "notify.bench")
         logger.logLevel = .warning
         let producer = try KafkaProducer(
-            configuration: KafkaClientConfiguration(bootstrapServers: bootstrap, clientId: "notify-bench"), logger: logger)
+            configuration: KafkaClientConfiguration(bootstrapServers: bootstrap, clientId: "notify-bench"),
+            logger: logger)
         let value = [UInt8](repeating: UInt8(ascii: "v"), count: size)
         let chunk = 10_000
         for start in stride(from: 0, to: count, by: chunk) {

@@ -1,8 +1,8 @@
 import ArgumentParser
 import Foundation
-import NotifyKafka
 import Logging
 import NotifyCore
+import NotifyKafka
 import NotifyPipeline
 import Synchronization
 
@@ -20,7 +20,9 @@ struct PipelineBenchmark: AsyncParsableCommand {
     @Option(help: "Offered messages/s for the latency run.") var rate: Int = 10_000
     @Option(help: "Seconds of the latency run.") var seconds: Int = 5
     @Option(help: "The Schemas directory.") var schemas: String = "Schemas"
-    @Option(help: "Seconds each task gathers changes before it writes its changelog (the pipeline's pipeline.saveInterval).")
+    @Option(
+        help: "Seconds each task gathers changes before it writes its changelog (the pipeline's pipeline.saveInterval)."
+    )
     var saveInterval: Double = 5
     @Option(help: "Milliseconds of the event-time merge's lateness allowance (the pipeline's pipeline.lateness).")
     var lateness: Int64 = 10
@@ -28,22 +30,37 @@ struct PipelineBenchmark: AsyncParsableCommand {
     var markInterval: Int64 = 20
     @Option(help: "Seconds a record waits in the event-time merge at most (the pipeline's pipeline.maxEventTimeWait).")
     var maximumWait: Double = 30
-    @Option(help: ArgumentHelp("""
-        Every fifth message comes with a device update of its recipient, produced beside it (tables that \
-        change while messages flow), and this share of those updates (0 to 1) goes to another partition than \
-        murmur2 of its key gives, as a producer with another partitioner would put it: the pipeline forwards \
-        them to the tasks that own their keys. Without it, no table changes during the runs.
-        """, valueName: "share"))
+    @Option(
+        help: ArgumentHelp(
+            """
+            Every fifth message comes with a device update of its recipient, produced beside it (tables that \
+            change while messages flow), and this share of those updates (0 to 1) goes to another partition than \
+            murmur2 of its key gives, as a producer with another partitioner would put it: the pipeline forwards \
+            them to the tasks that own their keys. Without it, no table changes during the runs.
+            """, valueName: "share"))
     var misplacedTables: Double?
-    @Option(name: .customShort("X"), help: ArgumentHelp("A librdkafka property for the pipeline's clients and the producer feeding it.", valueName: "name=value"))
+    @Option(
+        name: .customShort("X"),
+        help: ArgumentHelp(
+            "A librdkafka property for the pipeline's clients and the producer feeding it.", valueName: "name=value"))
     var properties: [String] = []
 
     func validate() throws {
-        guard saveInterval >= 0.05 else { throw ValidationError("--save-interval wants at least 0.05 seconds, as pipeline.saveInterval") }
-        if let misplacedTables, !(0...1).contains(misplacedTables) { throw ValidationError("--misplaced-tables wants a share from 0 to 1") }
-        guard maximumWait >= 0.1 else { throw ValidationError("--maximum-wait wants at least 0.1 seconds, as pipeline.maxEventTimeWait") }
-        guard lateness >= 0, markInterval > 0 else { throw ValidationError("--lateness wants 0 or more, --mark-interval more than 0 milliseconds") }
-        guard count > 0, rate > 0, seconds > 0 else { throw ValidationError("--count, --rate and --seconds want positive numbers") }
+        guard saveInterval >= 0.05 else {
+            throw ValidationError("--save-interval wants at least 0.05 seconds, as pipeline.saveInterval")
+        }
+        if let misplacedTables, !(0...1).contains(misplacedTables) {
+            throw ValidationError("--misplaced-tables wants a share from 0 to 1")
+        }
+        guard maximumWait >= 0.1 else {
+            throw ValidationError("--maximum-wait wants at least 0.1 seconds, as pipeline.maxEventTimeWait")
+        }
+        guard lateness >= 0, markInterval > 0 else {
+            throw ValidationError("--lateness wants 0 or more, --mark-interval more than 0 milliseconds")
+        }
+        guard count > 0, rate > 0, seconds > 0 else {
+            throw ValidationError("--count, --rate and --seconds want positive numbers")
+        }
     }
 
     static let identities = 50_000
@@ -65,7 +82,9 @@ struct PipelineBenchmark: AsyncParsableCommand {
         try await seed(producer)
         var tableUpdates: TableUpdates?
         if let misplacedTables {
-            let devicePartitions = try await KafkaAdmin(configuration: client, logger: logger).metadata(of: Topic.devices)?.partitionCount ?? 1
+            let devicePartitions =
+                try await KafkaAdmin(configuration: client, logger: logger).metadata(of: Topic.devices)?.partitionCount
+                ?? 1
             tableUpdates = TableUpdates(share: misplacedTables, devicePartitions: devicePartitions)
         }
 
@@ -78,11 +97,12 @@ struct PipelineBenchmark: AsyncParsableCommand {
         let hops = HopClock()
         let forced = Atomic<Int>(0)
         let pipeline = PipelineInstance(
-            settings: PipelineSettings(client: client, groupId: "bench-\(run)",
-                                       core: try CoreConfiguration.load(schemasDirectory: schemas),
-                                       saveInterval: .milliseconds(Int64(saveInterval * 1000)),
-                                       lateness: .milliseconds(lateness), maximumEventTimeWait: .milliseconds(Int64(maximumWait * 1000)),
-                                       markInterval: .milliseconds(markInterval)),
+            settings: PipelineSettings(
+                client: client, groupId: "bench-\(run)",
+                core: try CoreConfiguration.load(schemasDirectory: schemas),
+                saveInterval: .milliseconds(Int64(saveInterval * 1000)),
+                lateness: .milliseconds(lateness), maximumEventTimeWait: .milliseconds(Int64(maximumWait * 1000)),
+                markInterval: .milliseconds(markInterval)),
             observer: PipelineObserver(
                 onConsumed: { records in hops.consumed(records) },
                 onProduced: { _, commands, _ in acknowledged.record(commands) },
@@ -95,26 +115,34 @@ struct PipelineBenchmark: AsyncParsableCommand {
         let start = ContinuousClock.now
         let cpuBefore = ProcessCPUClock.seconds()
         let sent = Sent(capacity: count)
-        try await produceMessages(0..<count, run: run, producer: producer, sent: sent, pace: nil, tableUpdates: tableUpdates)
+        try await produceMessages(
+            0..<count, run: run, producer: producer, sent: sent, pace: nil, tableUpdates: tableUpdates)
         try await acknowledged.wait(for: count, sent: sent)
         let elapsed = (ContinuousClock.now - start).seconds
         let cpu = ProcessCPUClock.seconds() - cpuBefore
-        print("pipeline: \(count) messages in \(String(format: "%.3f", elapsed)) s = \(Int(Double(count) / elapsed)) messages/s"
-            + " (CPU of this process, producer included: \(String(format: "%.3f", cpu)) s = \(Int(cpu / Double(count) * 1e6)) µs per message;"
-            + " \(forced.load(ordering: .relaxed)) records released by the maximum wait)"
-            + (tableUpdates?.summary ?? ""))
+        print(
+            "pipeline: \(count) messages in \(String(format: "%.3f", elapsed)) s = \(Int(Double(count) / elapsed)) messages/s"
+                + " (CPU of this process, producer included: \(String(format: "%.3f", cpu)) s = \(Int(cpu / Double(count) * 1e6)) µs per message;"
+                + " \(forced.load(ordering: .relaxed)) records released by the maximum wait)"
+                + (tableUpdates?.summary ?? ""))
 
         // Latency at the offered rate.
         let latencySent = Sent(capacity: total)
         hops.start()
         let latencyCPUBefore = ProcessCPUClock.seconds()
         let latencyStart = ContinuousClock.now
-        try await produceMessages(count..<(count + total), run: run, producer: producer, sent: latencySent, pace: rate, tableUpdates: tableUpdates)
+        try await produceMessages(
+            count..<(count + total), run: run, producer: producer, sent: latencySent, pace: rate,
+            tableUpdates: tableUpdates)
         try await acknowledged.wait(for: count + total, sent: latencySent)
         let latencyCPU = ProcessCPUClock.seconds() - latencyCPUBefore
-        print("latency run: CPU \(String(format: "%.2f", latencyCPU)) s over \(String(format: "%.2f", (ContinuousClock.now - latencyStart).seconds)) s")
+        print(
+            "latency run: CPU \(String(format: "%.2f", latencyCPU)) s over \(String(format: "%.2f", (ContinuousClock.now - latencyStart).seconds)) s"
+        )
         let latencies = acknowledged.latencies(since: latencySent).sorted()
-        print("pipeline latency at \(rate) messages/s offered: \(latencies.count) messages, p50 \(String(format: "%.1f", percentile(latencies, 0.5))) ms, p99 \(String(format: "%.1f", percentile(latencies, 0.99))) ms")
+        print(
+            "pipeline latency at \(rate) messages/s offered: \(latencies.count) messages, p50 \(String(format: "%.1f", percentile(latencies, 0.5))) ms, p99 \(String(format: "%.1f", percentile(latencies, 0.99))) ms"
+        )
         print(hops.report(sent: latencySent, acknowledged: acknowledged))
         running.cancel()
         _ = try? await running.value
@@ -134,27 +162,40 @@ struct PipelineBenchmark: AsyncParsableCommand {
             held += high - low
         }
         guard held > 0 else { return }
-        print("pipeline: warning: \(Topic.messages) holds \(held) records of earlier runs; the pipeline reads them first,"
-            + " so its figures are lower than on a fresh broker, and the embedded broker (about 5 MB per partition) may drop"
-            + " records of this run before stage 2 reads them. Compare runs on fresh brokers (Benchmarks/kafka.sh).")
+        print(
+            "pipeline: warning: \(Topic.messages) holds \(held) records of earlier runs; the pipeline reads them first,"
+                + " so its figures are lower than on a fresh broker, and the embedded broker (about 5 MB per partition) may drop"
+                + " records of this run before stage 2 reads them. Compare runs on fresh brokers (Benchmarks/kafka.sh)."
+        )
     }
 
     /// 50,000 identities, 10,000 two-member conversations, one Android phone per member (state unknown: push).
     private func seed(_ producer: KafkaProducer) async throws {
         var records: [OutgoingRecord] = []
         func add(_ topic: String, _ key: String, _ json: String) {
-            records.append(OutgoingRecord(topic: topic, key: Array(key.utf8), value: Array(json.utf8), timestampMilliseconds: 0))
+            records.append(
+                OutgoingRecord(topic: topic, key: Array(key.utf8), value: Array(json.utf8), timestampMilliseconds: 0))
         }
         for user in 0..<Self.identities {
-            add(Topic.identities, "u\(user)", #"{"type":"identity.updated","id":"i\#(user)","at":"2026-11-22T09:00:00Z","userId":"u\#(user)","displayName":"User \#(user)"}"#)
+            add(
+                Topic.identities, "u\(user)",
+                #"{"type":"identity.updated","id":"i\#(user)","at":"2026-11-22T09:00:00Z","userId":"u\#(user)","displayName":"User \#(user)"}"#
+            )
         }
         for conversation in 0..<Self.conversations {
             let (a, b) = (2 * conversation, 2 * conversation + 1)
-            add(Topic.conversations, "c\(conversation)", #"{"type":"conversation.updated","id":"c\#(conversation)","at":"2026-11-22T09:00:00Z","conversationId":"c\#(conversation)","kind":"direct","members":["u\#(a)","u\#(b)"]}"#)
-            for user in [a, b] { add(Topic.devices, "u\(user)", Self.devices(of: user, id: "d\(user)", at: "2026-11-22T09:00:00Z")) }
+            add(
+                Topic.conversations, "c\(conversation)",
+                #"{"type":"conversation.updated","id":"c\#(conversation)","at":"2026-11-22T09:00:00Z","conversationId":"c\#(conversation)","kind":"direct","members":["u\#(a)","u\#(b)"]}"#
+            )
+            for user in [a, b] {
+                add(Topic.devices, "u\(user)", Self.devices(of: user, id: "d\(user)", at: "2026-11-22T09:00:00Z"))
+            }
         }
         _ = try await producer.send(records)
-        print("pipeline: seeded \(Self.identities) identities, \(Self.conversations) conversations, \(2 * Self.conversations) devices")
+        print(
+            "pipeline: seeded \(Self.identities) identities, \(Self.conversations) conversations, \(2 * Self.conversations) devices"
+        )
     }
 
     /// The `devices.updated` event of `user`'s one phone.
@@ -183,13 +224,16 @@ struct PipelineBenchmark: AsyncParsableCommand {
         /// The device update that comes with message `number`, if one does (every fifth message).
         func record(for number: Int, recipient: Int, run: String, at: String) -> OutgoingRecord? {
             guard number % 5 == 0 else { return nil }
-            var record = OutgoingRecord(topic: Topic.devices, key: Array("u\(recipient)".utf8),
-                                        value: Array(PipelineBenchmark.devices(of: recipient, id: "d\(run)-\(number)", at: at).utf8))
+            var record = OutgoingRecord(
+                topic: Topic.devices, key: Array("u\(recipient)".utf8),
+                value: Array(PipelineBenchmark.devices(of: recipient, id: "d\(run)-\(number)", at: at).utf8))
             let produced = produced.add(1, ordering: .relaxed).newValue
             // Spread evenly: this update is misplaced when the running share falls behind.
             if Double(misplaced.load(ordering: .relaxed)) < share * Double(produced), devicePartitions > 1 {
                 misplaced.add(1, ordering: .relaxed)
-                record.partition = (KafkaPartitioner.murmur2.partition(of: record.key!, partitionCount: devicePartitions) + 1) % devicePartitions
+                record.partition =
+                    (KafkaPartitioner.murmur2.partition(of: record.key!, partitionCount: devicePartitions) + 1)
+                    % devicePartitions
             }
             return record
         }
@@ -215,9 +259,13 @@ struct PipelineBenchmark: AsyncParsableCommand {
             var records: [OutgoingRecord] = []
             for number in numbers {
                 let conversation = number % Self.conversations
-                if let update = tableUpdates?.record(for: number, recipient: 2 * conversation + 1, run: run, at: at) { records.append(update) }
-                let json = #"{"type":"message.received","id":"e\#(run)-\#(number)","at":"\#(at)","messageId":"m\#(run)-\#(number)","conversationId":"c\#(conversation)","senderId":"u\#(2 * conversation)","kind":"text","text":"benchmark message \#(number)"}"#
-                records.append(OutgoingRecord(topic: Topic.messages, key: Array("c\(conversation)".utf8), value: Array(json.utf8)))
+                if let update = tableUpdates?.record(for: number, recipient: 2 * conversation + 1, run: run, at: at) {
+                    records.append(update)
+                }
+                let json =
+                    #"{"type":"message.received","id":"e\#(run)-\#(number)","at":"\#(at)","messageId":"m\#(run)-\#(number)","conversationId":"c\#(conversation)","senderId":"u\#(2 * conversation)","kind":"text","text":"benchmark message \#(number)"}"#
+                records.append(
+                    OutgoingRecord(topic: Topic.messages, key: Array("c\(conversation)".utf8), value: Array(json.utf8)))
             }
             sent.record(numbers.map { "m\(run)-\($0)" }, at: now)
             pending.append(Task { _ = try await producer.send(records) })
@@ -289,17 +337,20 @@ final class HopClock: Sendable {
         let done = acknowledged.times
         var hops: [[Double]] = [[], [], []]
         for id in sent.ids {
-            guard let start = sent.time(of: id), let fanout = fanoutArrivals[id], let route = routeArrivals[id], let end = done[id] else { continue }
+            guard let start = sent.time(of: id), let fanout = fanoutArrivals[id], let route = routeArrivals[id],
+                let end = done[id]
+            else { continue }
             for (index, (from, to)) in [(start, fanout), (fanout, route), (route, end)].enumerated() {
                 hops[index].append((to - from).seconds * 1000)
             }
         }
         let names = ["produced → stage 1", "stage 1 → stage 2", "stage 2 → command acknowledged"]
-        return "pipeline hops (p50 / p99 ms): " + zip(names, hops).map { name, values in
-            let sorted = values.sorted()
-            guard !sorted.isEmpty else { return "\(name) -" }
-            return "\(name) \(String(format: "%.1f / %.1f", percentile(sorted, 0.5), percentile(sorted, 0.99)))"
-        }.joined(separator: ", ")
+        return "pipeline hops (p50 / p99 ms): "
+            + zip(names, hops).map { name, values in
+                let sorted = values.sorted()
+                guard !sorted.isEmpty else { return "\(name) -" }
+                return "\(name) \(String(format: "%.1f / %.1f", percentile(sorted, 0.5), percentile(sorted, 0.99)))"
+            }.joined(separator: ", ")
     }
 
     /// The value of the first `"messageId":"…"` member of a record.
@@ -351,9 +402,11 @@ final class CommandClock: Sendable {
             } else if ContinuousClock.now - lastProgress > .seconds(60) {
                 let acknowledged = times
                 let missing = sent.ids.filter { acknowledged[$0] == nil }.sorted().prefix(5)
-                throw ValidationError("no command for a minute: \(done) of \(count) messages have theirs, none for \(missing.joined(separator: ", "))"
-                    + (count - done > missing.count ? ", ..." : "") + " (is the pipeline running on this broker, with the topics of Schemas/topics.json? On a broker used before,"
-                    + " the embedded broker may have dropped records the pipeline had not read yet.)")
+                throw ValidationError(
+                    "no command for a minute: \(done) of \(count) messages have theirs, none for \(missing.joined(separator: ", "))"
+                        + (count - done > missing.count ? ", ..." : "")
+                        + " (is the pipeline running on this broker, with the topics of Schemas/topics.json? On a broker used before,"
+                        + " the embedded broker may have dropped records the pipeline had not read yet.)")
             }
             try await Task.sleep(for: .milliseconds(5))
         }

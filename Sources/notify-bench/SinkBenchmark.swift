@@ -1,14 +1,14 @@
 import ArgumentParser
 import Crypto
 import Foundation
-import NotifyKafka
 import Logging
 import NotifyCore
+import NotifyKafka
 import NotifyPipeline
+import NotifyRecords
 import NotifySinkStandIns
 import NotifySinks
 import Synchronization
-import NotifyRecords
 
 /// `notify-bench sink --kind apns`: the APNs sink (runtime and kind) reading prefilled commands
 /// from an embedded broker and sending them over HTTP/2 with TLS to a loopback APNs stand-in
@@ -37,7 +37,10 @@ struct SinkBenchmark: AsyncParsableCommand {
     /// loopback, most of it the outcome producer's linger and the broker), so 64 places cap a sink
     /// near 9,000/s however fast the server answers; 256 measures the sink, 512 (the runtime's
     /// default, meant for APNs' real round trips) adds in-process queueing to the latency.
-    @Option(help: "Attempts under way at once; each holds its place until its outcome is acknowledged (the runtime's default is 512).")
+    @Option(
+        help:
+            "Attempts under way at once; each holds its place until its outcome is acknowledged (the runtime's default is 512)."
+    )
     var maxInFlight = 256
 
     func validate() throws {
@@ -60,12 +63,14 @@ struct SinkBenchmark: AsyncParsableCommand {
                 return try await measure(try JSONLSink(path: "/dev/null"), kafka: kafka, logger: logger)
             } else {
                 let key = P256.Signing.PrivateKey()
-                let apns = APNsStandIn(publicKey: key.publicKey, keyId: "BENCHKEY01", teamId: "BENCHTEAM1", keepsRequests: false)
+                let apns = APNsStandIn(
+                    publicKey: key.publicKey, keyId: "BENCHKEY01", teamId: "BENCHTEAM1", keepsRequests: false)
                 let timings = try await apns.serve(tls: authority, logger: logger) { port in
                     let sink = try APNsSink(
                         endpoint: "https://127.0.0.1:\(port)",
                         providerToken: try APNsProviderToken(
-                            p8: Secret(bytes: Array(key.pemRepresentation.utf8), origin: "bench"), keyId: "BENCHKEY01", teamId: "BENCHTEAM1"),
+                            p8: Secret(bytes: Array(key.pemRepresentation.utf8), origin: "bench"), keyId: "BENCHKEY01",
+                            teamId: "BENCHTEAM1"),
                         transport: HTTPTransportConfiguration(caFile: authority.caFile, connections: connections)
                     )
                     return try await measure(sink, kafka: kafka, logger: logger)
@@ -77,15 +82,21 @@ struct SinkBenchmark: AsyncParsableCommand {
             }
         }
         let seconds = timings.elapsed.seconds
-        print("sink \(kind): " + String(
-            format: "%d notifications in %.2f s = %.0f notifications/s, p99 %.1f ms",
-            count, seconds, Double(count) / seconds, timings.p99.seconds * 1000))
+        print(
+            "sink \(kind): "
+                + String(
+                    format: "%d notifications in %.2f s = %.0f notifications/s, p99 %.1f ms",
+                    count, seconds, Double(count) / seconds, timings.p99.seconds * 1000))
     }
 
     /// Runs `sink` under a runtime until it has delivered `count` commands.
-    private func measure(_ sink: any NotificationSink, kafka: KafkaClientConfiguration, logger: Logger) async throws -> TimedSink.Summary {
+    private func measure(_ sink: any NotificationSink, kafka: KafkaClientConfiguration, logger: Logger) async throws
+        -> TimedSink.Summary
+    {
         let timed = TimedSink(sink, expected: count)
-        let runtime = SinkRuntime(sink: timed, configuration: SinkRuntimeConfiguration(kafka: kafka, maxInFlight: maxInFlight), logger: logger)
+        let runtime = SinkRuntime(
+            sink: timed, configuration: SinkRuntimeConfiguration(kafka: kafka, maxInFlight: maxInFlight), logger: logger
+        )
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { try await runtime.run() }
             await timed.waitForDeliveries(count, timeout: .seconds(600))
@@ -107,22 +118,27 @@ struct SinkBenchmark: AsyncParsableCommand {
             let id = "bench-\(index)"
             let command = NotificationCommand(
                 id: id, at: now.formatted(.iso8601), path: .push,
-                recipient: Recipient(userId: "user-\(device)", deviceId: "device-\(device)", platform: .ios, provider: .apns),
+                recipient: Recipient(
+                    userId: "user-\(device)", deviceId: "device-\(device)", platform: .ios, provider: .apns),
                 conversationId: "conversation-\(device % 97)", messageId: "message-\(index)", expiresAt: expiresAt,
                 content: .object(["title": .string("Ana"), "body": .string("message \(index)")]),
                 apns: APNsRendering(
                     token: String(format: "%064x", device),
                     headers: ["apns-push-type": "alert", "apns-priority": "10", "apns-topic": "com.example.chat"],
                     payload: .object([
-                        "aps": .object(["alert": .object(["title": .string("Ana"), "body": .string("message \(index)")])]),
+                        "aps": .object([
+                            "alert": .object(["title": .string("Ana"), "body": .string("message \(index)")])
+                        ]),
                         "talkroom-id": .string("conversation-\(device % 97)"),
                     ])
                 )
             )
             // As the route stage writes them: every command carries its message's trace.
-            records.append(OutgoingRecord(
-                topic: "notify.commands", key: Array("user-\(device)".utf8), value: Array(try encoder.encode(command)),
-                headers: [TraceContext.start().kafkaHeader]))
+            records.append(
+                OutgoingRecord(
+                    topic: "notify.commands", key: Array("user-\(device)".utf8),
+                    value: Array(try encoder.encode(command)),
+                    headers: [TraceContext.start().kafkaHeader]))
             if records.count == 10_000 {
                 _ = try await producer.send(records)
                 records.removeAll(keepingCapacity: true)

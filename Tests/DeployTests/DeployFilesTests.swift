@@ -2,15 +2,31 @@ import Foundation
 import NotifyService
 import NotifyTestSupport
 import Testing
+
 @testable import NotifyCLI
 
 /// What `Deploy/check.py` reads out of the compose file, the Dockerfile and the Kubernetes manifests.
 private struct DeployReport: Decodable {
-    struct Invocation: Decodable { var `where`: String; var argv: [String] }
-    struct Variable: Decodable { var `where`: String; var name: String }
-    struct ConfigFile: Decodable { var `where`: String; var text: String }
-    struct Deployment: Decodable { var name: String; var autoscaled: Bool }
-    struct Expression: Decodable { var `where`: String; var expr: String }
+    struct Invocation: Decodable {
+        var `where`: String
+        var argv: [String]
+    }
+    struct Variable: Decodable {
+        var `where`: String
+        var name: String
+    }
+    struct ConfigFile: Decodable {
+        var `where`: String
+        var text: String
+    }
+    struct Deployment: Decodable {
+        var name: String
+        var autoscaled: Bool
+    }
+    struct Expression: Decodable {
+        var `where`: String
+        var expr: String
+    }
 
     var invocations: [Invocation]
     var environment: [Variable]
@@ -39,12 +55,14 @@ struct DeployFilesTests {
     func structure() async throws {
         let report = try await DeployReport.load()
         #expect(report.problems == [])
-        #expect(Set(report.deployments.map(\.name)) == [
-            "notify-pipeline", "notify-sink-apns", "notify-sink-fcm", "notify-sink-webhook", "notify-sink-inapp",
-        ])
-        #expect(report.deployments.filter(\.autoscaled).map(\.name).sorted() == [
-            "notify-pipeline", "notify-sink-apns", "notify-sink-fcm", "notify-sink-webhook",
-        ])
+        #expect(
+            Set(report.deployments.map(\.name)) == [
+                "notify-pipeline", "notify-sink-apns", "notify-sink-fcm", "notify-sink-webhook", "notify-sink-inapp",
+            ])
+        #expect(
+            report.deployments.filter(\.autoscaled).map(\.name).sorted() == [
+                "notify-pipeline", "notify-sink-apns", "notify-sink-fcm", "notify-sink-webhook",
+            ])
     }
 
     @Test("every notify command line they run parses with the real command tree")
@@ -69,7 +87,11 @@ struct DeployFilesTests {
         let report = try await DeployReport.load()
         #expect(report.environment.contains { $0.name.hasPrefix("NOTIFY_") }, "no NOTIFY_ variable found to check")
         let settings = SettingsCatalogue.all.flatMap { [$0.environmentVariable] + $0.environmentAliases }
-        let known = Set(settings + ["NOTIFY_CONFIG", "NOTIFY_APNS_KEY", "NOTIFY_FCM_SERVICE_ACCOUNT", "NOTIFY_INAPP_SECRET", "NOTIFY_WEBHOOK_SECRET"])
+        let known = Set(
+            settings + [
+                "NOTIFY_CONFIG", "NOTIFY_APNS_KEY", "NOTIFY_FCM_SERVICE_ACCOUNT", "NOTIFY_INAPP_SECRET",
+                "NOTIFY_WEBHOOK_SECRET",
+            ])
         for variable in report.environment where variable.name.hasPrefix("NOTIFY_") {
             #expect(known.contains(variable.name), "\(variable.where): \(variable.name) is no setting")
         }
@@ -106,7 +128,8 @@ struct DeployFilesTests {
     @Test("every alert of the rules is named in the runbook")
     func alertsAreDocumented() async throws {
         let report = try await DeployReport.load()
-        let runbook = try String(contentsOf: DeployReport.repository.appendingPathComponent("docs/operations.md"), encoding: .utf8)
+        let runbook = try String(
+            contentsOf: DeployReport.repository.appendingPathComponent("docs/operations.md"), encoding: .utf8)
         #expect(report.alerts.count >= 8)
         for alert in report.alerts {
             #expect(runbook.contains("`\(alert)`"), "docs/operations.md does not name the alert \(alert)")

@@ -1,6 +1,6 @@
 import Foundation
-import NotifyKafka
 import Logging
+import NotifyKafka
 import Testing
 
 @Suite struct BrokerCommandTests {
@@ -10,7 +10,8 @@ import Testing
         defer { broker.kill() }
         let bootstrap = try await broker.waitForLine { _ in true }
         #expect(bootstrap.hasPrefix("127.0.0.1:"))
-        let admin = try KafkaAdmin(configuration: KafkaClientConfiguration(bootstrapServers: bootstrap), logger: Logger(label: "test"))
+        let admin = try KafkaAdmin(
+            configuration: KafkaClientConfiguration(bootstrapServers: bootstrap), logger: Logger(label: "test"))
         #expect(try await admin.metadata(of: "orders")?.partitionCount == 3)
         #expect(try await admin.metadata(of: "audit")?.partitionCount == 1)
         let (_, status) = try await broker.terminate()

@@ -3,23 +3,31 @@ import Foundation
 import Glibc
 import NotifyCore
 import Testing
+
 @testable import NotifyCLI
 
 @Suite struct DevCommandTests {
     /// `notify dev` as a process: the demo's commands are delivered, /readyz turns ready, /metrics
     /// parses as Prometheus text with moving counters, and SIGTERM ends it within 10 seconds.
     @Test func devRunsTheDemoAndStopsOnSIGTERM() async throws {
-        let dev = try NotifyProcess(["dev", "--broker-port", "0", "--http-listen", "127.0.0.1:0", "--inapp-listen", "127.0.0.1:0"])
+        let dev = try NotifyProcess([
+            "dev", "--broker-port", "0", "--http-listen", "127.0.0.1:0", "--inapp-listen", "127.0.0.1:0",
+        ])
         defer { dev.kill() }
         let consoleLine = try await dev.waitForLine { $0.contains("console     http://") }
         let base = try #require(consoleLine.split(separator: " ").first { $0.hasPrefix("http://") }).dropLast()
         try await dev.waitForLine { $0.contains("demo ") && $0.contains("events of") }
 
         // Every push the demo renders to is delivered, byte for byte the same content.
-        var configuration = try CoreConfiguration.load(schemasDirectory: repositoryRoot.appendingPathComponent("Schemas").path)
-        configuration.backgroundPushIntervalMilliseconds = 5_000  // notify dev's default (pipeline.backgroundPushInterval)
-        let scenario = try [UInt8](Data(contentsOf: repositoryRoot.appendingPathComponent("Schemas/examples/scenarios/demo.json")))
-        let pushes = try ScenarioRunner(configuration: configuration).run(scenario: scenario).commands.filter { $0.path == .push }
+        var configuration = try CoreConfiguration.load(
+            schemasDirectory: repositoryRoot.appendingPathComponent("Schemas").path)
+        // notify dev's default (pipeline.backgroundPushInterval)
+        configuration.backgroundPushIntervalMilliseconds = 5_000
+        let scenario = try [UInt8](
+            Data(contentsOf: repositoryRoot.appendingPathComponent("Schemas/examples/scenarios/demo.json")))
+        let pushes = try ScenarioRunner(configuration: configuration).run(scenario: scenario).commands.filter {
+            $0.path == .push
+        }
         #expect(!pushes.isEmpty)
         let expected = Set(pushes.map { "  delivered   \(DevLine.describe($0))" })
         let deadline = ContinuousClock.now + .seconds(30)
@@ -29,8 +37,11 @@ import Testing
         #expect(expected.subtracting(dev.output).isEmpty, "not delivered: \(expected.subtracting(dev.output).sorted())")
         // The late identity and the local notification nobody took (no app is connected), before its push.
         #expect(dev.output.contains("  identity    frank is “Frank Kowalski” (@frank.k)"))
-        let undeliverable = try #require(dev.output.firstIndex { $0.hasPrefix("  outcome     undeliverable-local (") && $0.contains("← bob/bob-pixel by inapp") },
-                                         "\(dev.output)")
+        let undeliverable = try #require(
+            dev.output.firstIndex {
+                $0.hasPrefix("  outcome     undeliverable-local (") && $0.contains("← bob/bob-pixel by inapp")
+            },
+            "\(dev.output)")
         #expect(dev.output[undeliverable...].contains { $0.hasPrefix("  delivered   push → bob/bob-pixel") })
 
         let http = HTTPClient.shared
@@ -53,13 +64,18 @@ import Testing
         #expect(consumed >= 27, "records consumed: \(consumed)")
         #expect(samples.contains { $0.key.hasPrefix("notify_suppressions") && $0.value > 0 })
         // The demo's sender whose identity comes late made at least one message wait.
-        #expect(samples.contains { $0.key.hasPrefix("notify_identity_waits") && $0.value > 0 }, "\(samples.keys.sorted())")
+        #expect(
+            samples.contains { $0.key.hasPrefix("notify_identity_waits") && $0.value > 0 }, "\(samples.keys.sorted())")
         #expect(samples.contains { $0.key.hasPrefix("notify_consumer_lag") })
-        #expect(samples.contains { $0.key.hasPrefix("notify_processing") && $0.key.contains("_count") && $0.value > 0 }, "\(samples.keys.sorted())")
+        #expect(
+            samples.contains { $0.key.hasPrefix("notify_processing") && $0.key.contains("_count") && $0.value > 0 },
+            "\(samples.keys.sorted())")
         // The in-app gateway's outcomes are counted as the console sink's are.
         func outcomes(_ kind: String, _ outcome: String) -> Double {
-            samples.filter { $0.key.hasPrefix("notify_sink_outcomes_total{") && $0.key.contains("kind=\"\(kind)\"")
-                && $0.key.contains("outcome=\"\(outcome)\"") }.values.reduce(0, +)
+            samples.filter {
+                $0.key.hasPrefix("notify_sink_outcomes_total{") && $0.key.contains("kind=\"\(kind)\"")
+                    && $0.key.contains("outcome=\"\(outcome)\"")
+            }.values.reduce(0, +)
         }
         #expect(outcomes("inapp", "undeliverable-local") >= 1, "\(samples.keys.sorted())")
         #expect(outcomes("console", "delivered") >= Double(pushes.count))
@@ -71,9 +87,12 @@ import Testing
 
     /// Ctrl-C a moment after start-up began ends the process at once: no demo, no waiting for readiness.
     @Test func sigintDuringStartUpEndsAtOnce() async throws {
-        let dev = try NotifyProcess(["dev", "--broker-port", "0", "--http-listen", "127.0.0.1:0", "--inapp-listen", "127.0.0.1:0"])
+        let dev = try NotifyProcess([
+            "dev", "--broker-port", "0", "--http-listen", "127.0.0.1:0", "--inapp-listen", "127.0.0.1:0",
+        ])
         defer { dev.kill() }
-        let elapsed = try #require(try await dev.signal(SIGINT, onLine: { $0.contains("console     http://") }), "\(dev.output)")
+        let elapsed = try #require(
+            try await dev.signal(SIGINT, onLine: { $0.contains("console     http://") }), "\(dev.output)")
         #expect(elapsed < .seconds(5), "took \(elapsed)")
         #expect(!dev.output.contains { $0.contains("demo ") && $0.contains("events of") }, "\(dev.output)")
     }
@@ -82,22 +101,38 @@ import Testing
     @Test func takenPortsAreNamedWithTheirFlags() async throws {
         let held = try HeldPort()
         defer { held.close() }
-        let broker = try NotifyProcess(["dev", "--broker-port", "\(held.port)", "--http-listen", "127.0.0.1:0", "--inapp-listen", "127.0.0.1:0"])
+        let broker = try NotifyProcess([
+            "dev", "--broker-port", "\(held.port)", "--http-listen", "127.0.0.1:0", "--inapp-listen", "127.0.0.1:0",
+        ])
         defer { broker.kill() }
         #expect(try await broker.exitStatus() != 0)
-        #expect(broker.output.contains { $0.contains("127.0.0.1:\(held.port) is in use (another notify dev, or a Kafka broker?)") && $0.contains("--broker-port PORT") },
-                "\(broker.output)")
+        #expect(
+            broker.output.contains {
+                $0.contains("127.0.0.1:\(held.port) is in use (another notify dev, or a Kafka broker?)")
+                    && $0.contains("--broker-port PORT")
+            },
+            "\(broker.output)")
 
-        let http = try NotifyProcess(["dev", "--broker-port", "0", "--http-listen", "127.0.0.1:\(held.port)", "--inapp-listen", "127.0.0.1:0"])
+        let http = try NotifyProcess([
+            "dev", "--broker-port", "0", "--http-listen", "127.0.0.1:\(held.port)", "--inapp-listen", "127.0.0.1:0",
+        ])
         defer { http.kill() }
         #expect(try await http.exitStatus() == 1)
-        #expect(http.output.contains("Error: 127.0.0.1:\(held.port) (--http-listen, the console) is in use (another notify dev?): stop that process, or pass --http-listen HOST:PORT (port 0 picks a free one)"),
-                "\(http.output)")
+        #expect(
+            http.output.contains(
+                "Error: 127.0.0.1:\(held.port) (--http-listen, the console) is in use (another notify dev?): stop that process, or pass --http-listen HOST:PORT (port 0 picks a free one)"
+            ),
+            "\(http.output)")
 
-        let inapp = try NotifyProcess(["dev", "--broker-port", "0", "--http-listen", "127.0.0.1:0", "--inapp-listen", "127.0.0.1:\(held.port)"])
+        let inapp = try NotifyProcess([
+            "dev", "--broker-port", "0", "--http-listen", "127.0.0.1:0", "--inapp-listen", "127.0.0.1:\(held.port)",
+        ])
         defer { inapp.kill() }
         #expect(try await inapp.exitStatus() == 1)
-        #expect(inapp.output.contains { $0.contains("127.0.0.1:\(held.port) (--inapp-listen, the in-app gateway) is in use") }, "\(inapp.output)")
+        #expect(
+            inapp.output.contains {
+                $0.contains("127.0.0.1:\(held.port) (--inapp-listen, the in-app gateway) is in use")
+            }, "\(inapp.output)")
     }
 
     /// The bootstrap address is 127.0.0.1:9092 unless --broker-port says otherwise, the same on every run,
@@ -106,10 +141,15 @@ import Testing
         #expect(try DevCommand.parse([]).brokerPort == 9092)
         let free = try HeldPort()
         free.close()
-        let dev = try NotifyProcess(["dev", "--broker-port", "\(free.port)", "--scenario", "none", "--http-listen", "127.0.0.1:0", "--inapp-listen", "127.0.0.1:0"])
+        let dev = try NotifyProcess([
+            "dev", "--broker-port", "\(free.port)", "--scenario", "none", "--http-listen", "127.0.0.1:0",
+            "--inapp-listen", "127.0.0.1:0",
+        ])
         defer { dev.kill() }
         let bootstrap = "127.0.0.1:\(free.port)"
-        #expect(try await dev.waitForLine { $0.hasPrefix("  bootstrap   ") } == "  bootstrap   \(bootstrap)   (export NOTIFY_BOOTSTRAP=\(bootstrap))")
+        #expect(
+            try await dev.waitForLine { $0.hasPrefix("  bootstrap   ") }
+                == "  bootstrap   \(bootstrap)   (export NOTIFY_BOOTSTRAP=\(bootstrap))")
         try await dev.waitForLine { $0.contains("ready ") }
         let inspect = try NotifyProcess(["inspect", "--bootstrap", bootstrap, "--topic", "chat.messages"])
         defer { inspect.kill() }
@@ -133,7 +173,9 @@ final class HeldPort: Sendable {
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
         var length = socklen_t(MemoryLayout<sockaddr_in>.size)
         let bound = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.bind(socket, $0, length) == 0 && listen(socket, 1) == 0 && getsockname(socket, $0, &length) == 0 }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                Glibc.bind(socket, $0, length) == 0 && listen(socket, 1) == 0 && getsockname(socket, $0, &length) == 0
+            }
         }
         guard bound else { throw ProcessFailure("cannot hold a port") }
         port = Int(UInt16(bigEndian: address.sin_port))

@@ -1,9 +1,9 @@
 import AsyncHTTPClient
 import Foundation
-import NotifyKafka
 import Logging
 import NotifyBuild
 import NotifyCore
+import NotifyKafka
 import NotifyService
 import NotifyTestSupport
 import Testing
@@ -14,8 +14,12 @@ import Testing
     @Test func pipelineAndSinkExportEveryFamilyWithHelpAndType() async throws {
         try await EmbeddedBroker.withBroker(logger: Logger(label: "metrics-scrape-test")) { broker in
             let catalog = try TopicCatalog.load(from: repositoryRoot.appendingPathComponent("Schemas/topics.json"))
-            for topic in catalog.topics { try await broker.createTopic(topic.name, partitions: min(topic.partitions, 2)) }
-            let out = FileManager.default.temporaryDirectory.appendingPathComponent("metrics-\(UUID().uuidString).jsonl").path
+            for topic in catalog.topics {
+                try await broker.createTopic(topic.name, partitions: min(topic.partitions, 2))
+            }
+            let out = FileManager.default.temporaryDirectory.appendingPathComponent(
+                "metrics-\(UUID().uuidString).jsonl"
+            ).path
             defer { try? FileManager.default.removeItem(atPath: out) }
             let common = ["--bootstrap", broker.bootstrapServers, "--http-listen", "127.0.0.1:0"]
             let sink = try NotifyProcess(["sink", "--kind", "jsonl", "--out", out] + common)
@@ -55,7 +59,9 @@ import Testing
                 let exposition = try PrometheusText.parse(body.text)
                 if !exposition.samples(of: MetricName.kafkaBrokerRoundTrip).isEmpty { return exposition }
             }
-            guard ContinuousClock.now < deadline else { throw ProcessFailure("\(base): not ready with Kafka statistics in 90 s") }
+            guard ContinuousClock.now < deadline else {
+                throw ProcessFailure("\(base): not ready with Kafka statistics in 90 s")
+            }
             try await Task.sleep(for: .milliseconds(500))
         }
     }
@@ -72,7 +78,8 @@ import Testing
         for sample in exposition.samples {
             #expect(exposition.family(ofSample: sample.name) != nil, "\(sample.name) belongs to no declared family")
         }
-        #expect(exposition.value(MetricName.buildInfo, ["version": NotifyBuild.version, "commit": NotifyBuild.commit]) == 1)
+        #expect(
+            exposition.value(MetricName.buildInfo, ["version": NotifyBuild.version, "commit": NotifyBuild.commit]) == 1)
         #expect((exposition.value(MetricName.processResidentMemory, [:]) ?? 0) > 0)
         #expect((exposition.value(MetricName.processOpenFileDescriptors, [:]) ?? 0) > 0)
         #expect(exposition.samples(of: MetricName.kafkaBrokerRoundTrip).allSatisfy { $0.labels["broker"] == "1" })

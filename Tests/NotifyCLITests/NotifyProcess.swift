@@ -3,7 +3,8 @@ import Synchronization
 import Testing
 
 /// The repository root, found from this file's path.
-let repositoryRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+let repositoryRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+    .deletingLastPathComponent()
 
 /// A running `notify` process of the built executable, its output (stdout and stderr) collected line by line.
 final class NotifyProcess: Sendable {
@@ -84,7 +85,9 @@ final class NotifyProcess: Sendable {
                 lines += pieces
             }
             events.trigger.withLock { armed in
-                guard var pending = armed, pending.sentAt == nil, text.split(separator: "\n").contains(where: { pending.condition(String($0)) }) else { return }
+                guard var pending = armed, pending.sentAt == nil,
+                    text.split(separator: "\n").contains(where: { pending.condition(String($0)) })
+                else { return }
                 Foundation.kill(events.processId.withLock { $0 }, pending.signal)
                 pending.sentAt = .now
                 armed = pending
@@ -128,7 +131,10 @@ final class NotifyProcess: Sendable {
         let deadline = ContinuousClock.now + timeout
         while ContinuousClock.now < deadline {
             if let line = output.first(where: condition) { return line }
-            guard process.isRunning else { throw ProcessFailure("notify exited (\(process.terminationStatus)); output:\n\(output.joined(separator: "\n"))") }
+            guard process.isRunning else {
+                throw ProcessFailure(
+                    "notify exited (\(process.terminationStatus)); output:\n\(output.joined(separator: "\n"))")
+            }
             try await Task.sleep(for: .milliseconds(100))
         }
         throw ProcessFailure("timed out; output so far:\n\(output.suffix(30).joined(separator: "\n"))")
@@ -137,7 +143,9 @@ final class NotifyProcess: Sendable {
     /// Sends `signal` from the output reader itself, the moment a line satisfies `condition` (the test's
     /// own tasks can be late on a loaded machine), then waits for the process to exit; returns how long
     /// after the signal it exited, or nil if no such line came.
-    func signal(_ signal: Int32, onLine condition: @escaping @Sendable (String) -> Bool, timeout: Duration = .seconds(90)) async throws -> Duration? {
+    func signal(
+        _ signal: Int32, onLine condition: @escaping @Sendable (String) -> Bool, timeout: Duration = .seconds(90)
+    ) async throws -> Duration? {
         events.trigger.withLock { $0 = ProcessEvents.SignalTrigger(signal: signal, condition: condition) }
         _ = try await exitStatus(timeout: timeout)
         guard let sent = events.trigger.withLock({ $0?.sentAt }) else { return nil }
@@ -160,7 +168,9 @@ final class NotifyProcess: Sendable {
         let started = ContinuousClock.now
         Foundation.kill(process.processIdentifier, signal)
         while process.isRunning {
-            guard ContinuousClock.now - started < timeout else { throw ProcessFailure("did not exit after signal \(signal)") }
+            guard ContinuousClock.now - started < timeout else {
+                throw ProcessFailure("did not exit after signal \(signal)")
+            }
             try await Task.sleep(for: .milliseconds(20))
         }
         return (ContinuousClock.now - started, process.terminationStatus)

@@ -1,8 +1,8 @@
 import AsyncHTTPClient
 import Foundation
-import NotifyKafka
 import Logging
 import NotifyCore
+import NotifyKafka
 import Testing
 
 /// `/readyz` and `/healthz` of a pipeline process and a sink process while their broker goes away
@@ -10,7 +10,8 @@ import Testing
 /// the other tests that take a broker down.
 @Suite struct ProbeOutageTests {
     func status(_ url: String) async -> UInt? {
-        guard let response = try? await HTTPClient.shared.execute(HTTPClientRequest(url: url), timeout: .seconds(5)) else { return nil }
+        guard let response = try? await HTTPClient.shared.execute(HTTPClientRequest(url: url), timeout: .seconds(5))
+        else { return nil }
         _ = try? await response.body.collect(upTo: 1 << 20)
         return response.status.code
     }
@@ -23,7 +24,9 @@ import Testing
             if await status(url) == expected { return ContinuousClock.now - started }
             try await Task.sleep(for: .milliseconds(200))
         }
-        Issue.record("\(url) did not answer \(expected) within \(timeout) (last: \(await status(url).map(String.init) ?? "no answer"))")
+        Issue.record(
+            "\(url) did not answer \(expected) within \(timeout) (last: \(await status(url).map(String.init) ?? "no answer"))"
+        )
         return timeout
     }
 
@@ -31,7 +34,9 @@ import Testing
         try await EmbeddedBroker.withBroker(logger: Logger(label: "probe-outage-test")) { broker in
             let catalog = try TopicCatalog.load(from: repositoryRoot.appendingPathComponent("Schemas/topics.json"))
             for topic in catalog.topics { try await broker.createTopic(topic.name, partitions: topic.partitions) }
-            let out = FileManager.default.temporaryDirectory.appendingPathComponent("probe-outage-\(UUID().uuidString).jsonl").path
+            let out = FileManager.default.temporaryDirectory.appendingPathComponent(
+                "probe-outage-\(UUID().uuidString).jsonl"
+            ).path
             defer { try? FileManager.default.removeItem(atPath: out) }
             let common = [
                 "--bootstrap", broker.bootstrapServers, "--http-listen", "127.0.0.1:0",

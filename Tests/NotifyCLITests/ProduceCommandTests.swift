@@ -1,6 +1,6 @@
 import Foundation
-import NotifyKafka
 import Logging
+import NotifyKafka
 import Testing
 
 @Suite struct ProduceCommandTests {
@@ -8,10 +8,15 @@ import Testing
     @Test func badLinesAreReportedByNumberAndGoodOnesSent() async throws {
         try await EmbeddedBroker.withBroker(logger: Logger(label: "test")) { broker in
             try await broker.createTopic("chat.messages", partitions: 2)
-            let good = #"{"type":"message.received","id":"e1","at":"2026-11-22T09:00:00Z","messageId":"m1","conversationId":"c1","senderId":"alice","kind":"text","text":"hi"}"#
-            let bad = #"{"type":"message.received","id":"e2","at":"2026-11-22T09:00:01Z","conversationId":"c1","senderId":"alice","kind":"text"}"#
-            let alsoGood = good.replacingOccurrences(of: "\"e1\"", with: "\"e3\"").replacingOccurrences(of: "\"m1\"", with: "\"m3\"")
-            let produce = try NotifyProcess(["produce", "--bootstrap", broker.bootstrapServers, "--topic", "chat.messages", "--schemas", "Schemas"])
+            let good =
+                #"{"type":"message.received","id":"e1","at":"2026-11-22T09:00:00Z","messageId":"m1","conversationId":"c1","senderId":"alice","kind":"text","text":"hi"}"#
+            let bad =
+                #"{"type":"message.received","id":"e2","at":"2026-11-22T09:00:01Z","conversationId":"c1","senderId":"alice","kind":"text"}"#
+            let alsoGood = good.replacingOccurrences(of: "\"e1\"", with: "\"e3\"").replacingOccurrences(
+                of: "\"m1\"", with: "\"m3\"")
+            let produce = try NotifyProcess([
+                "produce", "--bootstrap", broker.bootstrapServers, "--topic", "chat.messages", "--schemas", "Schemas",
+            ])
             defer { produce.kill() }
             try produce.send([good, bad, "not json", alsoGood].joined(separator: "\n") + "\n")
             #expect(try await produce.exitStatus() == 1)
@@ -33,13 +38,18 @@ import Testing
     @Test func everyWrongFieldIsReportedWithTheNearestName() async throws {
         try await EmbeddedBroker.withBroker(logger: Logger(label: "test")) { broker in
             try await broker.createTopic("chat.messages", partitions: 1)
-            let typos = #"{"type":"message.received","id":"e1","at":"2026-11-22T09:00:00Z","mesageId":"m1","conversationId":"c1","senderId":"alice","kind":"text","txt":"hi"}"#
-            let produce = try NotifyProcess(["produce", "--bootstrap", broker.bootstrapServers, "--topic", "chat.messages", "--schemas", "Schemas"])
+            let typos =
+                #"{"type":"message.received","id":"e1","at":"2026-11-22T09:00:00Z","mesageId":"m1","conversationId":"c1","senderId":"alice","kind":"text","txt":"hi"}"#
+            let produce = try NotifyProcess([
+                "produce", "--bootstrap", broker.bootstrapServers, "--topic", "chat.messages", "--schemas", "Schemas",
+            ])
             defer { produce.kill() }
             try produce.send(typos + "\n")
             #expect(try await produce.exitStatus() == 1)
-            #expect(produce.output.contains(
-                #"line 1: chat.messages: field "mesageId": unknown field, did you mean "messageId"? · field "txt": unknown field, did you mean "text"? · field "messageId": missing (not sent)"#),
+            #expect(
+                produce.output.contains(
+                    #"line 1: chat.messages: field "mesageId": unknown field, did you mean "messageId"? · field "txt": unknown field, did you mean "text"? · field "messageId": missing (not sent)"#
+                ),
                 "\(produce.output)")
         }
     }

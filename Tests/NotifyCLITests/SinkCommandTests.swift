@@ -1,6 +1,7 @@
 import NotifyService
 import NotifySinks
 import Testing
+
 @testable import NotifyCLI
 
 @Suite struct SinkCommandTests {
@@ -14,7 +15,10 @@ import Testing
     @Test("sink.retryBaseDelay and sink.retryMaxDelay set the sink's retry policy")
     func retryDelaySettingsReachThePolicy() async throws {
         let configuration = try await runtimeConfiguration(
-            ["--kind", "jsonl", "--set", "sink.retryBaseDelay=0.25", "--set", "sink.retryMaxDelay=2", "--max-attempts", "3"])
+            [
+                "--kind", "jsonl", "--set", "sink.retryBaseDelay=0.25", "--set", "sink.retryMaxDelay=2",
+                "--max-attempts", "3",
+            ])
         #expect(configuration.retry.initialDelay == .milliseconds(250))
         #expect(configuration.retry.maxDelay == .seconds(2))
         #expect(configuration.retry.maxAttempts == 3)

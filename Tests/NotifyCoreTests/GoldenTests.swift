@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import NotifyCore
 
 /// The commands and decisions of each scenario, byte for byte. The golden
@@ -39,19 +40,24 @@ import Testing
                 try Data(text.utf8).write(to: Repository.goldenSource.appendingPathComponent(file))
                 continue
             }
-            let golden = try #require(Bundle.module.url(forResource: "Golden/\(file)", withExtension: nil), "missing golden \(file)")
+            let golden = try #require(
+                Bundle.module.url(forResource: "Golden/\(file)", withExtension: nil), "missing golden \(file)")
             let expected = String(decoding: try Data(contentsOf: golden), as: UTF8.self)
             #expect(text == expected, "\(file) differs from its golden file (NOTIFY_UPDATE_GOLDEN=1 regenerates)")
         }
-        #expect(!Self.updating, "golden files were regenerated: review them, then run again without NOTIFY_UPDATE_GOLDEN")
+        #expect(
+            !Self.updating, "golden files were regenerated: review them, then run again without NOTIFY_UPDATE_GOLDEN")
     }
 
     @Test func everyCommandOfEveryScenarioIsWithinThePlatformLimits() throws {
         for name in Self.scenarios + ["demo"] {
-            let result = try ScenarioRunner(configuration: Repository.configuration()).run(scenario: Repository.bytes(Self.scenarioURL(name)))
+            let result = try ScenarioRunner(configuration: Repository.configuration()).run(
+                scenario: Repository.bytes(Self.scenarioURL(name)))
             #expect(result.rejections.isEmpty, "\(name): \(result.rejections)")
             for command in result.commands {
-                #expect(PlatformRules.violations(of: command).isEmpty, "\(name) \(command.id): \(PlatformRules.violations(of: command))")
+                #expect(
+                    PlatformRules.violations(of: command).isEmpty,
+                    "\(name) \(command.id): \(PlatformRules.violations(of: command))")
             }
         }
     }

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import NotifyCore
 
 /// Every example in `Schemas/examples/` against its topic's schema (a real
@@ -27,7 +28,8 @@ import Testing
             let directory = Repository.schemas.appendingPathComponent("examples/\(valid ? "valid" : "invalid")")
             for url in Repository.jsonFiles(under: directory) {
                 let topic = url.deletingLastPathComponent().lastPathComponent
-                examples.append(Example(url: url, topic: topic, valid: valid, value: try CoreJSON.parse(Repository.bytes(url))))
+                examples.append(
+                    Example(url: url, topic: topic, valid: valid, value: try CoreJSON.parse(Repository.bytes(url))))
             }
         }
         return examples
@@ -44,12 +46,15 @@ import Testing
     @Test func schemasAndSwiftDecodingAgreeOnEveryExample() async throws {
         let examples = try examples()
         #expect(examples.count > 40)
-        let results = try await SchemaValidator.validate(examples.map {
-            SchemaValidator.Item(schema: Self.schemaOfTopic[$0.topic]!, instance: $0.value)
-        })
+        let results = try await SchemaValidator.validate(
+            examples.map {
+                SchemaValidator.Item(schema: Self.schemaOfTopic[$0.topic]!, instance: $0.value)
+            })
         for (example, schemaError) in zip(examples, results) {
             #expect((schemaError == nil) == example.valid, "\(example.name): schema says \(schemaError ?? "valid")")
-            let decoded = Result(catching: { try InputEvent.decode(topic: example.topic, value: Repository.bytes(example.url)) })
+            let decoded = Result(catching: {
+                try InputEvent.decode(topic: example.topic, value: Repository.bytes(example.url))
+            })
             switch decoded {
             case .success(let event):
                 #expect(example.valid, "\(example.name): Swift decoded an invalid example")
@@ -63,10 +68,14 @@ import Testing
     }
 
     @Test func configurationFilesMatchTheirSchemas() async throws {
-        let files = ["topics.json": "topics.schema.json", "policies.json": "policies.schema.json",
-                     "categories.json": "categories.schema.json", "examples/scenarios/demo.json": "scenario.schema.json"]
+        let files = [
+            "topics.json": "topics.schema.json", "policies.json": "policies.schema.json",
+            "categories.json": "categories.schema.json", "examples/scenarios/demo.json": "scenario.schema.json",
+        ]
         let items = try files.sorted(by: { $0.key < $1.key }).map {
-            SchemaValidator.Item(schema: $0.value, instance: try CoreJSON.parse(Repository.bytes(Repository.schemas.appendingPathComponent($0.key))))
+            SchemaValidator.Item(
+                schema: $0.value,
+                instance: try CoreJSON.parse(Repository.bytes(Repository.schemas.appendingPathComponent($0.key))))
         }
         for (item, error) in zip(items, try await SchemaValidator.validate(items)) {
             #expect(error == nil, "\(item.schema): \(error ?? "")")
@@ -80,13 +89,17 @@ import Testing
             return
         }
         let names = entries.compactMap { $0["name"]?.stringValue }
-        let expected = [Topic.messages, Topic.identities, Topic.conversations, Topic.devices, Topic.preferences,
-                        Topic.clientState, Topic.reads, Topic.fanout, Topic.commands, Topic.outcomes, Topic.dlq,
-                        Topic.fanoutChangelog, Topic.routeChangelog, Topic.fanoutRepartition, Topic.routeRepartition]
+        let expected = [
+            Topic.messages, Topic.identities, Topic.conversations, Topic.devices, Topic.preferences,
+            Topic.clientState, Topic.reads, Topic.fanout, Topic.commands, Topic.outcomes, Topic.dlq,
+            Topic.fanoutChangelog, Topic.routeChangelog, Topic.fanoutRepartition, Topic.routeRepartition,
+        ]
         #expect(Set(names) == Set(expected))
         for entry in entries {
             let schema = try #require(entry["schema"]?.stringValue)
-            #expect(FileManager.default.fileExists(atPath: Repository.schemas.appendingPathComponent(schema).path), "missing \(schema)")
+            #expect(
+                FileManager.default.fileExists(atPath: Repository.schemas.appendingPathComponent(schema).path),
+                "missing \(schema)")
             if entry["name"]?.stringValue?.hasSuffix("-changelog") == true {
                 #expect(entry["cleanupPolicy"]?.stringValue == "compact")
             }
@@ -95,7 +108,8 @@ import Testing
 
     @Test func outputsOfTheDemoMatchTheCommandFanoutAndChangelogSchemas() async throws {
         let configuration = try Repository.configuration()
-        let events = try ScenarioRunner.events(of: Repository.bytes(Repository.schemas.appendingPathComponent("examples/scenarios/demo.json")))
+        let events = try ScenarioRunner.events(
+            of: Repository.bytes(Repository.schemas.appendingPathComponent("examples/scenarios/demo.json")))
         let fanout = FanoutStage(configuration: configuration)
         let route = RouteStage(configuration: configuration)
         var fanoutState = FanoutState()
@@ -109,7 +123,8 @@ import Testing
                 items += output.records.map { .init(schema: "notify.fanout.schema.json", instance: $0.jsonValue) }
                 for key in output.touchedKeys.sorted() {
                     if let snapshot = fanoutState.snapshot(key) {
-                        items.append(.init(schema: "fanout-changelog.schema.json", instance: try CoreJSON.parse(snapshot)))
+                        items.append(
+                            .init(schema: "fanout-changelog.schema.json", instance: try CoreJSON.parse(snapshot)))
                     }
                 }
                 routeInputs = output.records.map(RouteInput.fanout)
@@ -120,7 +135,10 @@ import Testing
                 let output = route.fold(&routeState, routeInput)
                 items += output.commands.map { .init(schema: "command.schema.json", instance: $0.jsonValue) }
                 for key in output.touchedKeys.sorted() {
-                    items.append(.init(schema: "route-changelog.schema.json", instance: try CoreJSON.parse(#require(routeState.snapshot(key)))))
+                    items.append(
+                        .init(
+                            schema: "route-changelog.schema.json",
+                            instance: try CoreJSON.parse(#require(routeState.snapshot(key)))))
                 }
             }
         }

@@ -1,5 +1,5 @@
-import NotifyKafka
 import Logging
+import NotifyKafka
 import Synchronization
 import Testing
 
@@ -12,7 +12,8 @@ import Testing
             let shared = clientConfiguration(broker, ["fetch.wait.max.ms": "5", "linger.ms": "2"])
             let producer = try KafkaProducer(configuration: shared, logger: log.logger)
             let admin = try KafkaAdmin(configuration: shared, logger: log.logger)
-            let consumer = try KafkaConsumer(configuration: .init(client: shared, groupId: "shared-settings"), logger: log.logger)
+            let consumer = try KafkaConsumer(
+                configuration: .init(client: shared, groupId: "shared-settings"), logger: log.logger)
             _ = try await producer.send([record("shared-settings", key: "k", value: "v")])
             _ = try await admin.metadata(of: "shared-settings")
             await producer.close()
@@ -25,7 +26,8 @@ import Testing
         // What the test above looks for can be seen: a deprecated property draws a CONFWARN.
         try await withEmbeddedBroker(topics: [:]) { broker in
             let log = RecordedLog()
-            let producer = try KafkaProducer(configuration: clientConfiguration(broker, ["socket.blocking.max.ms": "100"]), logger: log.logger)
+            let producer = try KafkaProducer(
+                configuration: clientConfiguration(broker, ["socket.blocking.max.ms": "100"]), logger: log.logger)
             await producer.close()
             #expect(log.messages.contains { $0.hasPrefix("CONFWARN") && $0.contains("socket.blocking.max.ms") })
         }

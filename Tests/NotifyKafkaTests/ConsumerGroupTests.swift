@@ -11,7 +11,8 @@ import Testing
             let firstHalf = (0..<400).map { record("group", key: "k\($0 % 40)", value: "\($0)") }
             _ = try await producer.send(firstHalf)
 
-            let configuration = KafkaConsumerConfiguration(client: clientConfiguration(broker), groupId: "split", maxBatchSize: 50)
+            let configuration = KafkaConsumerConfiguration(
+                client: clientConfiguration(broker), groupId: "split", maxBatchSize: 50)
             let assignments = Shared<[String: Set<TopicPartition>]>([:])
             func hooks(_ name: String) -> RebalanceHooks {
                 RebalanceHooks(

@@ -1,5 +1,6 @@
-@testable import NotifyKafka
 import Testing
+
+@testable import NotifyKafka
 
 /// The consumer's lifecycle, without a broker: which calls may use the client, when the poll
 /// thread closes and releases it, and what each step tells its caller to do.

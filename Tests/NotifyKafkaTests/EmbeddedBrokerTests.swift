@@ -32,7 +32,9 @@ import Testing
         address.sin_port = port.bigEndian
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
         let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(client, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                Glibc.connect(client, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
         }
         if connected != 0 { close(client) }
         try #require(connected == 0)
@@ -47,7 +49,8 @@ import Testing
         for _ in 0..<200 {
             for descriptor in try openDescriptors() where descriptor != client {
                 guard localPort(of: descriptor, peer: false) == port,
-                      localPort(of: descriptor, peer: true) == clientPort else { continue }
+                    localPort(of: descriptor, peer: true) == clientPort
+                else { continue }
                 var noDelay: Int32 = 0
                 var size = socklen_t(MemoryLayout<Int32>.size)
                 try #require(getsockopt(descriptor, Int32(IPPROTO_TCP), TCP_NODELAY, &noDelay, &size) == 0)
@@ -67,7 +70,9 @@ import Testing
         var address = sockaddr_in()
         var length = socklen_t(MemoryLayout<sockaddr_in>.size)
         let result = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { peer ? getpeername(descriptor, $0, &length) : getsockname(descriptor, $0, &length) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                peer ? getpeername(descriptor, $0, &length) : getsockname(descriptor, $0, &length)
+            }
         }
         guard result == 0, address.sin_family == sa_family_t(AF_INET) else { return nil }
         return UInt16(bigEndian: address.sin_port)

@@ -9,15 +9,19 @@ import Testing
             _ = try await producer.send(record("faults", key: "warm-up", value: "-1"))
 
             // Retriable errors on the next produce requests: librdkafka retries, idempotence keeps order and uniqueness.
-            broker.pushRequestErrors(apiKey: KafkaAPIKey.produce, errors: [
-                KafkaErrorCode.notEnoughReplicas, KafkaErrorCode.requestTimedOut, KafkaErrorCode.notEnoughReplicas,
-            ])
+            broker.pushRequestErrors(
+                apiKey: KafkaAPIKey.produce,
+                errors: [
+                    KafkaErrorCode.notEnoughReplicas, KafkaErrorCode.requestTimedOut, KafkaErrorCode.notEnoughReplicas,
+                ])
             let first = try await producer.send((0..<100).map { record("faults", key: "k\($0 % 5)", value: "\($0)") })
             #expect(first.count == 100)
 
             // The broker goes away while records are being sent, then comes back.
             try await broker.setBrokerDown(1)
-            let sending = Task { try await producer.send((100..<300).map { record("faults", key: "k\($0 % 5)", value: "\($0)") }) }
+            let sending = Task {
+                try await producer.send((100..<300).map { record("faults", key: "k\($0 % 5)", value: "\($0)") })
+            }
             try await Task.sleep(for: .seconds(2))
             try await broker.setBrokerUp(1)
             let second = try await sending.value

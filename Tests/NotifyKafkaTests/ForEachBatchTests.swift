@@ -13,7 +13,8 @@ import Testing
             _ = try await producer.send((0..<100).map { record("each", key: "k\($0 % 10)", value: "\($0)") })
             await producer.close()
             let group = "each-\(cancelled)"
-            let consumer = try KafkaConsumer(configuration: .init(client: clientConfiguration(broker), groupId: group), logger: testLogger)
+            let consumer = try KafkaConsumer(
+                configuration: .init(client: clientConfiguration(broker), groupId: group), logger: testLogger)
             try consumer.subscribe(["each"])
             let stored = Shared<[TopicPartition: Int64]>([:])
             let following = Task {
@@ -41,7 +42,8 @@ import Testing
             }
             // Nothing here commits, and the automatic commit (every 5 s) comes later than this:
             // what was stored is committed by the close inside forEachBatch.
-            let reader = try KafkaConsumer(configuration: .init(client: clientConfiguration(broker), groupId: group), logger: testLogger)
+            let reader = try KafkaConsumer(
+                configuration: .init(client: clientConfiguration(broker), groupId: group), logger: testLogger)
             let committed = try await reader.committed(Array(stored.withLock { $0.keys }))
             await reader.close()
             #expect(committed.mapValues { $0 ?? -1 } == stored.withLock { $0 })
@@ -59,7 +61,8 @@ import Testing
             let producer = try KafkaProducer(configuration: clientConfiguration(broker), logger: testLogger)
             _ = try await producer.send((0..<total).map { record("lagging", key: "k", value: "\($0)") })
             await producer.close()
-            let consumer = try KafkaConsumer(configuration: .init(client: clientConfiguration(broker), groupId: "lag"), logger: testLogger)
+            let consumer = try KafkaConsumer(
+                configuration: .init(client: clientConfiguration(broker), groupId: "lag"), logger: testLogger)
             try consumer.subscribe(["lagging"])
             let partition = TopicPartition(topic: "lagging", partition: 0)
             let seen = Shared<(handedOut: Int64, lag: Int64)?>(nil)
@@ -86,7 +89,8 @@ import Testing
             let producer = try KafkaProducer(configuration: clientConfiguration(broker), logger: testLogger)
             _ = try await producer.send((0..<3).map { record("behind", key: "k", value: "\($0)") })
             await producer.close()
-            let consumer = try KafkaConsumer(configuration: .init(client: clientConfiguration(broker), groupId: "assigned"), logger: testLogger)
+            let consumer = try KafkaConsumer(
+                configuration: .init(client: clientConfiguration(broker), groupId: "assigned"), logger: testLogger)
             let quiet = TopicPartition(topic: "quiet", partition: 0)
             let behind = TopicPartition(topic: "behind", partition: 0)
             try consumer.assign([quiet: .offset(0), behind: .offset(1)])

@@ -1,6 +1,6 @@
 import Foundation
-import NotifyKafka
 import Logging
+import NotifyKafka
 import Synchronization
 
 /// A logger for tests: warnings and worse only, so test output stays readable.
@@ -21,7 +21,8 @@ func withEmbeddedBroker<T>(
 }
 
 func clientConfiguration(_ broker: EmbeddedBroker, _ properties: [String: String] = [:]) -> KafkaClientConfiguration {
-    KafkaClientConfiguration(bootstrapServers: broker.bootstrapServers, clientId: "notify-tests", properties: properties)
+    KafkaClientConfiguration(
+        bootstrapServers: broker.bootstrapServers, clientId: "notify-tests", properties: properties)
 }
 
 func record(_ topic: String, key: String, value: String, headers: [KafkaHeader] = []) -> OutgoingRecord {

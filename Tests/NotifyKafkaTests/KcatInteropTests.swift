@@ -9,7 +9,8 @@ import Testing
     @Test func weReadWhatKcatProduces() async throws {
         try await withEmbeddedBroker(topics: ["from-kcat": 2]) { broker in
             let lines = (0..<50).map { "k\($0 % 3):value-\($0)" }.joined(separator: "\n") + "\n"
-            let status = try await runKcat(["-b", broker.bootstrapServers, "-P", "-t", "from-kcat", "-K", ":", "-H", "source=kcat"], input: lines)
+            let status = try await runKcat(
+                ["-b", broker.bootstrapServers, "-P", "-t", "from-kcat", "-K", ":", "-H", "source=kcat"], input: lines)
             #expect(status.code == 0, "\(status.output)")
 
             let consumer = try KafkaConsumer(
@@ -29,9 +30,12 @@ import Testing
     @Test func kcatReadsWhatWeProduce() async throws {
         try await withEmbeddedBroker(topics: ["to-kcat": 1]) { broker in
             let producer = try KafkaProducer(configuration: clientConfiguration(broker), logger: testLogger)
-            _ = try await producer.send((0..<20).map {
-                record("to-kcat", key: "key-\($0)", value: "value-\($0)", headers: [KafkaHeader(name: "n", string: "\($0)")])
-            })
+            _ = try await producer.send(
+                (0..<20).map {
+                    record(
+                        "to-kcat", key: "key-\($0)", value: "value-\($0)",
+                        headers: [KafkaHeader(name: "n", string: "\($0)")])
+                })
             await producer.close()
             let status = try await runKcat([
                 "-b", broker.bootstrapServers, "-C", "-t", "to-kcat", "-o", "beginning", "-c", "20", "-e",

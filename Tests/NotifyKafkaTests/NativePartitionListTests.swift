@@ -1,6 +1,7 @@
 import CRdkafka
-@testable import NotifyKafka
 import Testing
+
+@testable import NotifyKafka
 
 /// The owned librdkafka partition list, without a broker: what goes in comes out by name,
 /// what C writes through the scoped pointer is read back, and copies own their entries.
@@ -12,12 +13,13 @@ import Testing
     @Test func entriesRoundTripWithTheirOffsetsInOrder() {
         let offsets: [(TopicPartition, Int64?)] = [(orders, 42), (invoices, nil), (refunds, 0)]
         let list = NativePartitionList(offsets: offsets)
-        #expect(list.entries == [
-            PartitionListEntry(partition: orders, offset: 42, error: RD_KAFKA_RESP_ERR_NO_ERROR),
-            PartitionListEntry(
-                partition: invoices, offset: Int64(RD_KAFKA_OFFSET_INVALID), error: RD_KAFKA_RESP_ERR_NO_ERROR),
-            PartitionListEntry(partition: refunds, offset: 0, error: RD_KAFKA_RESP_ERR_NO_ERROR),
-        ])
+        #expect(
+            list.entries == [
+                PartitionListEntry(partition: orders, offset: 42, error: RD_KAFKA_RESP_ERR_NO_ERROR),
+                PartitionListEntry(
+                    partition: invoices, offset: Int64(RD_KAFKA_OFFSET_INVALID), error: RD_KAFKA_RESP_ERR_NO_ERROR),
+                PartitionListEntry(partition: refunds, offset: 0, error: RD_KAFKA_RESP_ERR_NO_ERROR),
+            ])
     }
 
     @Test func aListOfPartitionsLeavesTheirOffsetsUnset() {
@@ -41,8 +43,9 @@ import Testing
             pointer.pointee.elems[1].err = RD_KAFKA_RESP_ERR__UNKNOWN_PARTITION
         }
         #expect(list.entries[0].error == RD_KAFKA_RESP_ERR_NO_ERROR)
-        #expect(list.entries[1]
-            == PartitionListEntry(partition: invoices, offset: 7, error: RD_KAFKA_RESP_ERR__UNKNOWN_PARTITION))
+        #expect(
+            list.entries[1]
+                == PartitionListEntry(partition: invoices, offset: 7, error: RD_KAFKA_RESP_ERR__UNKNOWN_PARTITION))
     }
 
     @Test func aCopyOfABorrowedListOwnsItsOwnEntries() throws {

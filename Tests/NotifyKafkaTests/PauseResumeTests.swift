@@ -13,9 +13,10 @@ import Testing
             try consumer.assign([first: .beginning, second: .beginning])
             try consumer.pause([first])
             let producer = try KafkaProducer(configuration: clientConfiguration(broker), logger: testLogger)
-            _ = try await producer.send((0..<10).map {
-                OutgoingRecord(topic: "paused", key: nil, value: Array("\($0)".utf8), partition: Int32($0 % 2))
-            })
+            _ = try await producer.send(
+                (0..<10).map {
+                    OutgoingRecord(topic: "paused", key: nil, value: Array("\($0)".utf8), partition: Int32($0 % 2))
+                })
             await producer.close()
 
             var whilePaused = try await collect(consumer, count: 5)

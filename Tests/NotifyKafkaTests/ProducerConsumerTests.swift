@@ -6,7 +6,10 @@ import Testing
     @Test func roundTripKeepsKeysHeadersAndTimestamps() async throws {
         try await withEmbeddedBroker(topics: ["round-trip": 3]) { broker in
             let producer = try KafkaProducer(configuration: clientConfiguration(broker), logger: testLogger)
-            let headers = [KafkaHeader(name: "trace", string: "abc"), KafkaHeader(name: "empty", value: []), KafkaHeader(name: "null", value: nil)]
+            let headers = [
+                KafkaHeader(name: "trace", string: "abc"), KafkaHeader(name: "empty", value: []),
+                KafkaHeader(name: "null", value: nil),
+            ]
             var outgoing = record("round-trip", key: "conversation-1", value: "{\"hello\":1}", headers: headers)
             outgoing.timestampMilliseconds = 1_700_000_000_123
             let report = try await producer.send(outgoing)
@@ -32,7 +35,8 @@ import Testing
         try await withEmbeddedBroker(topics: ["ordered": 8]) { broker in
             let producer = try KafkaProducer(configuration: clientConfiguration(broker), logger: testLogger)
             let keys = (0..<10).map { "key-\($0)" }
-            let records = (0..<2_000).map { index in record("ordered", key: keys[index % keys.count], value: "\(index)") }
+            let records = (0..<2_000).map { index in record("ordered", key: keys[index % keys.count], value: "\(index)")
+            }
             let reports = try await producer.send(records)
             #expect(reports.count == records.count)
             await producer.close()
@@ -57,7 +61,8 @@ import Testing
             _ = try await producer.send((0..<10).map { record("resume", key: "k", value: "\($0)") })
             await producer.close()
 
-            let configuration = KafkaConsumerConfiguration(client: clientConfiguration(broker), groupId: "resume", maxBatchSize: 3)
+            let configuration = KafkaConsumerConfiguration(
+                client: clientConfiguration(broker), groupId: "resume", maxBatchSize: 3)
             let first = try KafkaConsumer(configuration: configuration, logger: testLogger)
             try first.subscribe(["resume"])
             let firstRecords = try await collect(first, count: 3)
@@ -82,7 +87,8 @@ import Testing
             _ = try await producer.send((0..<5).map { record("one-by-one", key: "k", value: "\($0)") })
             await producer.close()
             let consumer = try KafkaConsumer(
-                configuration: .init(client: clientConfiguration(broker), groupId: "one-by-one", maxBatchSize: 2), logger: testLogger)
+                configuration: .init(client: clientConfiguration(broker), groupId: "one-by-one", maxBatchSize: 2),
+                logger: testLogger)
             try consumer.subscribe(["one-by-one"])
             var values: [String] = []
             for try await record in consumer.records {

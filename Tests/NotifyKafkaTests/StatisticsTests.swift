@@ -12,13 +12,16 @@ import Testing
             }
             let producer = try KafkaProducer(configuration: client, logger: testLogger)
             _ = try await producer.send((0..<10).map { record("measured", key: "k\($0)", value: "\($0)") })
-            let consumer = try KafkaConsumer(configuration: .init(client: client, groupId: "measured"), logger: testLogger)
+            let consumer = try KafkaConsumer(
+                configuration: .init(client: client, groupId: "measured"), logger: testLogger)
             try consumer.subscribe(["measured"])
             #expect(try await collect(consumer, count: 10).count == 10)
 
             let deadline = ContinuousClock.now + .seconds(30)
             func all() -> [KafkaStatistics] { reports.withLock { $0 } }
-            func assigned(_ report: KafkaStatistics) -> Bool { report.type == "consumer" && report.assignedPartitions == 2 }
+            func assigned(_ report: KafkaStatistics) -> Bool {
+                report.type == "consumer" && report.assignedPartitions == 2
+            }
             func answered(_ report: KafkaStatistics) -> Bool {
                 report.type == "producer" && report.brokers.contains { $0.roundTripAverage > .zero }
             }

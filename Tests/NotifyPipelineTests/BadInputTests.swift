@@ -1,9 +1,10 @@
 import Foundation
-import NotifyKafka
 import NotifyCore
-import Testing
-@testable import NotifyPipeline
+import NotifyKafka
 import NotifyRecords
+import Testing
+
+@testable import NotifyPipeline
 
 @Suite(.serialized) struct BadInputTests {
     /// Malformed JSON, schema violations, unknown types, oversized records and messages of unknown
@@ -15,15 +16,23 @@ import NotifyRecords
             try await pipeline.ready()
             try await produce(Scenario.aliceAndBob, to: broker)
             let key = Array("c1".utf8)
-            let oversized = Array(Scenario.message("big", in: "c1", from: "alice", String(repeating: "x", count: 1_100_000), at: 1).json.utf8)
-            try await produceRaw([
-                OutgoingRecord(topic: Topic.messages, key: key, value: Array("{not json".utf8)),
-                OutgoingRecord(topic: Topic.messages, key: key, value: Array(#"{"type":"message.received","id":"x","at":"2026-11-22T09:00:01Z"}"#.utf8)),
-                OutgoingRecord(topic: Topic.messages, key: key, value: Array(#"{"type":"message.deleted","id":"x","at":"2026-11-22T09:00:01Z"}"#.utf8)),
-                OutgoingRecord(topic: Topic.messages, key: key, value: oversized),
-                OutgoingRecord(topic: Topic.messages, key: Array("nowhere".utf8),
-                               value: Array(Scenario.message("lost", in: "nowhere", from: "alice", "hi", at: 1).json.utf8)),
-            ], to: broker)
+            let oversized = Array(
+                Scenario.message("big", in: "c1", from: "alice", String(repeating: "x", count: 1_100_000), at: 1).json
+                    .utf8)
+            try await produceRaw(
+                [
+                    OutgoingRecord(topic: Topic.messages, key: key, value: Array("{not json".utf8)),
+                    OutgoingRecord(
+                        topic: Topic.messages, key: key,
+                        value: Array(#"{"type":"message.received","id":"x","at":"2026-11-22T09:00:01Z"}"#.utf8)),
+                    OutgoingRecord(
+                        topic: Topic.messages, key: key,
+                        value: Array(#"{"type":"message.deleted","id":"x","at":"2026-11-22T09:00:01Z"}"#.utf8)),
+                    OutgoingRecord(topic: Topic.messages, key: key, value: oversized),
+                    OutgoingRecord(
+                        topic: Topic.messages, key: Array("nowhere".utf8),
+                        value: Array(Scenario.message("lost", in: "nowhere", from: "alice", "hi", at: 1).json.utf8)),
+                ], to: broker)
             try await produce([Scenario.message("m1", in: "c1", from: "alice", "still flowing", at: 2)], to: broker)
 
             let commands = try await readCommands(from: broker) { $0.contains { $0.messageId == "m1" } }

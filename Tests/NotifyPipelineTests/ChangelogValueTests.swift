@@ -1,10 +1,12 @@
 import Testing
+
 @testable import NotifyPipeline
 
 @Suite struct ChangelogValueTests {
     @Test func roundTripsEntryAndAppliedOffsets() throws {
-        let value = ChangelogValue(entry: Array(#"{"held":[]}"#.utf8), applied: ["chat.messages": 41, "chat.conversations": 3],
-                                   recent: ["e-1", "e-2"])
+        let value = ChangelogValue(
+            entry: Array(#"{"held":[]}"#.utf8), applied: ["chat.messages": 41, "chat.conversations": 3],
+            recent: ["e-1", "e-2"])
         let decoded = try ChangelogValue.decode(value.encoded())
         #expect(decoded == value)
     }

@@ -1,7 +1,8 @@
 import Foundation
-import NotifyKafka
 import NotifyCore
+import NotifyKafka
 import Testing
+
 @testable import NotifyPipeline
 
 /// What a stage's group commits, and what an instance makes of records read again after a crash.
@@ -21,18 +22,20 @@ import Testing
                 $0.saveInterval = .milliseconds(200)
             }
             try await pipeline.ready()
-            try await produce([
-                Scenario.identity("alice", "Alice", at: 0), Scenario.identity("bob", "Bob", at: 0),
-                Scenario.conversation("with-alice", members: ["alice", "bob"]),
-                Scenario.conversation("with-carol", members: ["carol", "bob"]), Scenario.phone("bob"),
-            ], to: broker)
+            try await produce(
+                [
+                    Scenario.identity("alice", "Alice", at: 0), Scenario.identity("bob", "Bob", at: 0),
+                    Scenario.conversation("with-alice", members: ["alice", "bob"]),
+                    Scenario.conversation("with-carol", members: ["carol", "bob"]), Scenario.phone("bob"),
+                ], to: broker)
             try await positions.waitUntilRead([Topic.conversations, Topic.devices], on: broker)
             // Carol's message (offset 0) waits for her identity; Alice's (offsets 1 and 2) go out.
-            try await produce([
-                Scenario.message("c1", in: "with-carol", from: "carol", "carol 1", at: 1),
-                Scenario.message("a1", in: "with-alice", from: "alice", "alice 1", at: 1.1),
-                Scenario.message("a2", in: "with-alice", from: "alice", "alice 2", at: 1.2),
-            ], to: broker)
+            try await produce(
+                [
+                    Scenario.message("c1", in: "with-carol", from: "carol", "carol 1", at: 1),
+                    Scenario.message("a1", in: "with-alice", from: "alice", "alice 1", at: 1.1),
+                    Scenario.message("a2", in: "with-alice", from: "alice", "alice 2", at: 1.2),
+                ], to: broker)
             let alices = try await readCommands(from: broker) { $0.count >= 2 }
             // A later table record: once its offset is committed, a save after Alice's messages is.
             try await produce([Scenario.conversation("later", members: ["alice", "bob"], at: 2)], to: broker)
@@ -45,8 +48,9 @@ import Testing
             try await pipeline.stop()
 
             #expect(alices.map(\.messageId) == ["a1", "a2"])
-            #expect(whileHeld == nil || whileHeld == 0,
-                    "committed past Carol's waiting message: \(String(describing: whileHeld))")
+            #expect(
+                whileHeld == nil || whileHeld == 0,
+                "committed past Carol's waiting message: \(String(describing: whileHeld))")
             #expect(all.map(\.messageId) == ["a1", "a2", "c1"])
         }
     }
@@ -58,9 +62,11 @@ import Testing
         let configuration = try testCoreConfiguration()
         let messages = TopicPartition(topic: Topic.messages, partition: 0)
         try await withPipelineBroker(partitions: 1) { broker in
-            try await produce(Scenario.aliceAndBob + (1...40).map {
-                Scenario.message("m\($0)", in: "c1", from: "alice", "message \($0)", at: Double($0))
-            }, to: broker)
+            try await produce(
+                Scenario.aliceAndBob
+                    + (1...40).map {
+                        Scenario.message("m\($0)", in: "c1", from: "alice", "message \($0)", at: Double($0))
+                    }, to: broker)
             let first = RunningPipeline(broker, configuration: configuration)
             try await first.ready()
             let before = try await readTopic(Topic.fanout, from: broker) { $0.count >= 40 }

@@ -1,7 +1,8 @@
 import Foundation
-import NotifyKafka
 import NotifyCore
+import NotifyKafka
 import Testing
+
 @testable import NotifyPipeline
 
 /// A crash in the middle of a live stream does not inflate badges (issue 22): the fanout records stage 1
@@ -22,10 +23,15 @@ import Testing
             try await produce(world.setup(), to: broker)
             let first = try PipelineProcess(broker: broker, group: group, arguments: arguments)
             let second = try PipelineProcess(broker: broker, group: group, arguments: arguments)
-            defer { first.kill(); second.kill() }
+            defer {
+                first.kill()
+                second.kill()
+            }
             let feeding = Task { try await feed(messages, to: broker, perSecond: 100) }
             // 8 s of feeding is 800 messages; the kill comes once stage 2 has worked on them.
-            _ = try await readCommands(from: broker, timeout: .seconds(120)) { Set($0.compactMap(\.messageId)).count >= 800 }
+            _ = try await readCommands(from: broker, timeout: .seconds(120)) {
+                Set($0.compactMap(\.messageId)).count >= 800
+            }
             await first.stop(with: SIGKILL)
             let third = try PipelineProcess(broker: broker, group: group, arguments: arguments)
             defer { third.kill() }
@@ -33,24 +39,33 @@ import Testing
             let live: [NotificationCommand]
             var stalled = false
             do {
-                _ = try await readCommands(from: broker, timeout: .seconds(180)) { Set($0.compactMap(\.messageId)).count >= messages.count }
+                _ = try await readCommands(from: broker, timeout: .seconds(180)) {
+                    Set($0.compactMap(\.messageId)).count >= messages.count
+                }
                 try await waitUntilCommitted(group: group, broker: broker)
                 live = try await readCommands(from: broker) { $0.count >= expected.count }
             } catch let timeout as TestTimeout {
                 // Twice in fifteen runs on 2026-11-24 commands near the stream's end did not come: once
                 // none for three minutes (cause not found), once two, skipped after a takeover as
                 // applied (fixed in 03f923d). Recorded, and what came is still compared below.
-                withKnownIssue("a crash mid-stream sometimes loses the commands of the stream's end (issue 22)", isIntermittent: true) {
+                withKnownIssue(
+                    "a crash mid-stream sometimes loses the commands of the stream's end (issue 22)",
+                    isIntermittent: true
+                ) {
                     Issue.record(timeout)
                 }
                 stalled = true
-                live = try await readToEnd(Topic.commands, from: broker).map { try JSONDecoder().decode(NotificationCommand.self, from: Data($0.value)) }
+                live = try await readToEnd(Topic.commands, from: broker).map {
+                    try JSONDecoder().decode(NotificationCommand.self, from: Data($0.value))
+                }
             }
             await second.stop(with: SIGTERM)
             await third.stop(with: SIGTERM)
             // Seen once in six runs (with pipeline.lateness at 5 ms): one command id went out twice
             // with different bytes. Recorded, not hidden, until the cause is found.
-            withKnownIssue("a crash mid-stream once repeated a command with other bytes (issue 22)", isIntermittent: true) {
+            withKnownIssue(
+                "a crash mid-stream once repeated a command with other bytes (issue 22)", isIntermittent: true
+            ) {
                 checkRepeatsAreIdentical(live)
             }
             // The order is promised for records that reach Kafka within the lateness of those before
@@ -60,7 +75,10 @@ import Testing
             if feedBehind < processLateness && !stalled {
                 try checkAgainstReference(live, expected: expected)
             } else {
-                withKnownIssue("the feed ran \(feedBehind) behind its schedule (pipeline.lateness: \(processLateness)), or the stream stalled", isIntermittent: true) {
+                withKnownIssue(
+                    "the feed ran \(feedBehind) behind its schedule (pipeline.lateness: \(processLateness)), or the stream stalled",
+                    isIntermittent: true
+                ) {
                     try checkAgainstReference(live, expected: expected)
                 }
             }

@@ -1,10 +1,11 @@
 import Foundation
-import NotifyKafka
 import NotifyCore
+import NotifyKafka
+import NotifyRecords
 import Synchronization
 import Testing
+
 @testable import NotifyPipeline
-import NotifyRecords
 
 @Suite(.serialized) struct DeadLetterSizeTests {
     /// A poison record larger than notify.dlq takes is dead-lettered cut to fit, with its reason,
@@ -50,12 +51,16 @@ import NotifyRecords
     /// The cut keeps the record within the limit, key and headers included, and leaves a record
     /// that fits alone.
     @Test func recordFittingKeepsEverythingButTheValuesTail() {
-        let record = KafkaRecord(topic: Topic.messages, partition: 2, offset: 7, key: Array("k".utf8), value: Array(repeating: 65, count: 5_000))
+        let record = KafkaRecord(
+            topic: Topic.messages, partition: 2, offset: 7, key: Array("k".utf8),
+            value: Array(repeating: 65, count: 5_000))
         let whole = DeadLetter(record, reason: "bad").record(fitting: 10_000)
         #expect(whole.value.count == 5_000)
         #expect(whole.headers.allSatisfy { $0.name != DeadLetterHeader.truncated })
         let cut = DeadLetter(record, reason: "bad").record(fitting: 1_000)
-        let size = (cut.key?.count ?? 0) + cut.value.count + cut.headers.reduce(0) { $0 + $1.name.utf8.count + ($1.value?.count ?? 0) }
+        let size =
+            (cut.key?.count ?? 0) + cut.value.count
+            + cut.headers.reduce(0) { $0 + $1.name.utf8.count + ($1.value?.count ?? 0) }
         #expect(size <= 1_000)
         #expect(cut.value.count > 500)
         #expect(cut.headers.first { $0.name == DeadLetterHeader.truncated }?.value == Array("5000".utf8))
@@ -72,17 +77,22 @@ import NotifyRecords
             let producer = try KafkaProducer(configuration: client(broker), logger: testLogger)
             let lost = Mutex<[DeadLetter]>([])
             let writer = DeadLetterWriter(
-                limit: DeadLetterLimit(bytes: 100_000), producer: producer, observer: PipelineObserver(onDeadLetterLost: { letter in lost.withLock { $0.append(letter) } }),
+                limit: DeadLetterLimit(bytes: 100_000), producer: producer,
+                observer: PipelineObserver(onDeadLetterLost: { letter in lost.withLock { $0.append(letter) } }),
                 logger: testLogger)
             let letter = DeadLetter(
-                KafkaRecord(topic: Topic.messages, partition: 0, offset: 3, key: Array("c1".utf8), value: Array("{bad".utf8)), reason: "invalid JSON")
+                KafkaRecord(
+                    topic: Topic.messages, partition: 0, offset: 3, key: Array("c1".utf8), value: Array("{bad".utf8)),
+                reason: "invalid JSON")
             let tooLarge: Int32 = 10
             _ = try await producer.send(OutgoingRecord(topic: Topic.dlq, key: nil, value: Array("warm-up".utf8)))
 
             broker.pushRequestErrors(apiKey: KafkaAPIKey.produce, errors: [tooLarge, tooLarge])
             let bare = await writer.write([letter])
             #expect(bare.letters.count == 1)
-            #expect(bare.records.first?.value.isEmpty == true, "the last attempt keeps the reason and source, not the value")
+            #expect(
+                bare.records.first?.value.isEmpty == true, "the last attempt keeps the reason and source, not the value"
+            )
             #expect(bare.records.first?.headers.string(for: DeadLetterHeader.sourceOffset) == "3")
             #expect(lost.withLock { $0.isEmpty })
 

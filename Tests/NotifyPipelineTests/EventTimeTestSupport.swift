@@ -1,9 +1,10 @@
 import Foundation
 import Glibc
-import NotifyKafka
 import NotifyCore
+import NotifyKafka
 import NotifyTestSupport
 import Testing
+
 @testable import NotifyPipeline
 
 /// Group conversations of three members among `users` users with one phone each, everyone's identity
@@ -20,7 +21,8 @@ struct GroupChats {
     /// The members of conversation `index` (three, unless two of the formulas meet).
     func members(of index: Int) -> [String] {
         var seen: [Int] = []
-        for member in [index % users, (index * 7 + 101) % users, (index * 13 + 211) % users] where !seen.contains(member) {
+        for member in [index % users, (index * 7 + 101) % users, (index * 13 + 211) % users]
+        where !seen.contains(member) {
             seen.append(member)
         }
         return seen.map(Self.user)
@@ -38,8 +40,9 @@ struct GroupChats {
         range.map { number in
             let conversation = (number * 7919) % conversations
             let members = members(of: conversation)
-            return Scenario.message("wm\(number)", in: Self.conversation(conversation), from: members[number % members.count],
-                                    "message \(number)", at: 10 + Double(number) * spacing)
+            return Scenario.message(
+                "wm\(number)", in: Self.conversation(conversation), from: members[number % members.count],
+                "message \(number)", at: 10 + Double(number) * spacing)
         }
     }
 }
@@ -89,7 +92,8 @@ func waitUntilCommitted(group: String, broker: EmbeddedBroker, timeout: Duration
     for (groupId, topic) in stages {
         let partitions = (0..<Int32(try #require(try await admin.metadata(of: topic)).partitionCount))
             .map { TopicPartition(topic: topic, partition: $0) }
-        let reader = try KafkaConsumer(configuration: .init(client: client(broker), groupId: groupId), logger: testLogger)
+        let reader = try KafkaConsumer(
+            configuration: .init(client: client(broker), groupId: groupId), logger: testLogger)
         // The ends as the wait begins: quiet stage-1 tasks go on writing progress marks after them.
         var ends: [TopicPartition: Int64] = [:]
         for partition in partitions { ends[partition] = try await admin.watermarks(partition).high }
@@ -118,11 +122,15 @@ func checkRepeatsAreIdentical(_ commands: [NotificationCommand]) -> [String: [UI
     for command in commands {
         let bytes = CoreJSON.encode(command)
         if let seen = bytesById[command.id], seen != bytes {
-            repeatedDifferently.append("\(summary(String(decoding: seen, as: UTF8.self))) then \(summary(String(decoding: bytes, as: UTF8.self)))")
+            repeatedDifferently.append(
+                "\(summary(String(decoding: seen, as: UTF8.self))) then \(summary(String(decoding: bytes, as: UTF8.self)))"
+            )
         }
         bytesById[command.id] = bytes
     }
-    #expect(repeatedDifferently.isEmpty, "\(repeatedDifferently.count) command ids repeated with different bytes: \(repeatedDifferently.prefix(5))")
+    #expect(
+        repeatedDifferently.isEmpty,
+        "\(repeatedDifferently.count) command ids repeated with different bytes: \(repeatedDifferently.prefix(5))")
     return bytesById
 }
 
@@ -133,9 +141,14 @@ func checkRepeatsAreIdentical(_ commands: [NotificationCommand]) -> [String: [UI
 func checkAgainstReference(_ commands: [NotificationCommand], expected: [NotificationCommand]) throws {
     let bytesById = checkRepeatsAreIdentical(commands)
     let expectedBytes = Dictionary(uniqueKeysWithValues: expected.map { ($0.id, CoreJSON.encode($0)) })
-    #expect(Set(bytesById.keys) == Set(expectedBytes.keys), "missing: \(Set(expectedBytes.keys).subtracting(bytesById.keys).count), extra: \(Set(bytesById.keys).subtracting(expectedBytes.keys).count)")
+    #expect(
+        Set(bytesById.keys) == Set(expectedBytes.keys),
+        "missing: \(Set(expectedBytes.keys).subtracting(bytesById.keys).count), extra: \(Set(bytesById.keys).subtracting(expectedBytes.keys).count)"
+    )
     let differing = expectedBytes.filter { bytesById[$0.key] != nil && bytesById[$0.key] != $0.value }
-    #expect(differing.count == 0, """
+    #expect(
+        differing.count == 0,
+        """
         \(differing.count) of \(expectedBytes.count) commands differ from render, e.g. \
         \(differing.prefix(3).map { "\(summary(String(decoding: bytesById[$0.key]!, as: UTF8.self))) instead of \(summary(String(decoding: $0.value, as: UTF8.self)))" }); \
         the first whole: \(differing.first.map { "\(String(decoding: bytesById[$0.key]!, as: UTF8.self)) instead of \(String(decoding: $0.value, as: UTF8.self))" } ?? "")
@@ -151,13 +164,21 @@ func checkAgainstReference(_ commands: [NotificationCommand], expected: [Notific
         let order = expectedByDevice[device]?.compactMap(\.messageId) ?? []
         if firstSeen != order {
             let from = zip(firstSeen, order).prefix { $0 == $1 }.count
-            misordered.append("\(device) from #\(from): \(firstSeen.dropFirst(from).prefix(4)) instead of \(order.dropFirst(from).prefix(4))")
+            misordered.append(
+                "\(device) from #\(from): \(firstSeen.dropFirst(from).prefix(4)) instead of \(order.dropFirst(from).prefix(4))"
+            )
         }
-        let lastBadge = received.last?.content["badge"], expectedBadge = expectedByDevice[device]?.last?.content["badge"]
-        if lastBadge != expectedBadge { wrongLastBadge.append("\(device): \(String(describing: lastBadge)) instead of \(String(describing: expectedBadge))") }
+        let lastBadge = received.last?.content["badge"]
+        let expectedBadge = expectedByDevice[device]?.last?.content["badge"]
+        if lastBadge != expectedBadge {
+            wrongLastBadge.append(
+                "\(device): \(String(describing: lastBadge)) instead of \(String(describing: expectedBadge))")
+        }
     }
     #expect(misordered.isEmpty, "\(misordered.count) devices out of render's order: \(misordered.prefix(3))")
-    #expect(wrongLastBadge.isEmpty, "\(wrongLastBadge.count) devices end on another badge than render's: \(wrongLastBadge.prefix(5))")
+    #expect(
+        wrongLastBadge.isEmpty,
+        "\(wrongLastBadge.count) devices end on another badge than render's: \(wrongLastBadge.prefix(5))")
 }
 
 /// Per device, the messages come in event-time order, and so in each conversation's order: `times`
@@ -180,7 +201,9 @@ func checkEventTimeOrder(_ commands: [NotificationCommand], times: [String: Int6
         }
     }
     #expect(inversions.isEmpty, "\(inversions.count) inversions of event time on devices: \(inversions.prefix(5))")
-    #expect(conversationInversions == 0, "\(conversationInversions) messages came out before an earlier one of their conversation")
+    #expect(
+        conversationInversions == 0,
+        "\(conversationInversions) messages came out before an earlier one of their conversation")
 }
 
 /// Each message id's event time (milliseconds), from the scenario.
@@ -201,9 +224,11 @@ func messageTimes(_ events: [ScenarioEvent]) throws -> [String: Int64] {
 /// on two cores miss that by tens of milliseconds now and then. At 10 ms the crash runs folded a
 /// few records out of order before the kill too (wm540 after wm547, 5 s in, in one run of three).
 func settingArguments(_ configuration: CoreConfiguration) -> [String] {
-    ["--set", "pipeline.backgroundPushInterval=\(Double(configuration.backgroundPushIntervalMilliseconds) / 1000)",
-     "--set", "pipeline.identityWait=\(Double(configuration.identityWaitMilliseconds) / 1000)",
-     "--set", "pipeline.lateness=\(Double(processLateness.milliseconds) / 1000)"]
+    [
+        "--set", "pipeline.backgroundPushInterval=\(Double(configuration.backgroundPushIntervalMilliseconds) / 1000)",
+        "--set", "pipeline.identityWait=\(Double(configuration.identityWaitMilliseconds) / 1000)",
+        "--set", "pipeline.lateness=\(Double(processLateness.milliseconds) / 1000)",
+    ]
 }
 
 /// The `pipeline.lateness` of the processes ``settingArguments(_:)`` configures.
@@ -228,7 +253,8 @@ func unusedPort() throws -> Int {
 
 /// The sum of the samples of metric `name` (any labels matching `labels`) on `/metrics` at `port`, read with curl.
 func metricValue(_ name: String, labels: String = "", port: Int) async throws -> Double {
-    let result = try await runChildProcess("/usr/bin/curl", ["-sf", "--max-time", "10", "http://127.0.0.1:\(port)/metrics"])
+    let result = try await runChildProcess(
+        "/usr/bin/curl", ["-sf", "--max-time", "10", "http://127.0.0.1:\(port)/metrics"])
     #expect(result.status == 0, "GET /metrics: \(result.errorText)")
     return result.outputText.split(separator: "\n")
         .filter { ($0.hasPrefix("\(name){") || $0.hasPrefix("\(name) ")) && $0.contains(labels) }
@@ -238,7 +264,9 @@ func metricValue(_ name: String, labels: String = "", port: Int) async throws ->
 
 /// Runs `notify replay` (the ``Replay`` type) over the broker's topics into `topic` and reads back
 /// the commands it wrote, once there are as many as it says.
-func replayedCommands(from broker: EmbeddedBroker, configuration: CoreConfiguration, topic: String = "replayed") async throws -> [NotificationCommand] {
+func replayedCommands(from broker: EmbeddedBroker, configuration: CoreConfiguration, topic: String = "replayed")
+    async throws -> [NotificationCommand]
+{
     let written = try await Replay(
         settings: ReplaySettings(client: client(broker), core: configuration, targetTopic: topic), logger: testLogger
     ).run { _ in }.commandsWritten

@@ -1,9 +1,10 @@
-import NotifyKafka
 import NotifyCore
+import NotifyKafka
+import NotifyRecords
 import Synchronization
 import Testing
+
 @testable import NotifyPipeline
-import NotifyRecords
 
 @Suite struct IdentityTableTests {
     /// The follower says where chat.identities stands without waiting for a record, so the tasks
@@ -14,8 +15,11 @@ import NotifyRecords
             let producer = try KafkaProducer(configuration: client(broker), logger: testLogger)
             let admin = try KafkaAdmin(configuration: client(broker), logger: testLogger)
             let deadLetters = DeadLetterWriter(
-                limit: DeadLetterLimit(bytes: 100_000), producer: producer, observer: PipelineObserver(), logger: testLogger)
-            let table = IdentityTable(client: client(broker), admin: admin, limits: RecordLimits(), deadLetters: deadLetters, logger: testLogger)
+                limit: DeadLetterLimit(bytes: 100_000), producer: producer, observer: PipelineObserver(),
+                logger: testLogger)
+            let table = IdentityTable(
+                client: client(broker), admin: admin, limits: RecordLimits(), deadLetters: deadLetters,
+                logger: testLogger)
             let (_, positions) = try await table.load(into: FanoutStage(configuration: try testCoreConfiguration()))
             let reports = Mutex<[(records: [KafkaRecord], lagging: [Int32: Bool])]>([])
             let follower = Task {
@@ -25,7 +29,9 @@ import NotifyRecords
             }
             defer { follower.cancel() }
             let allRead: [Int32: Bool] = [0: false, 1: false]
-            try await waitFor("the follower to say the empty topic is read") { reports.withLock { $0.last?.lagging == allRead } }
+            try await waitFor("the follower to say the empty topic is read") {
+                reports.withLock { $0.last?.lagging == allRead }
+            }
 
             _ = try await producer.send(try outgoingRecord(Scenario.identity("carol", "Carol", at: 0)))
             try await waitFor("the identity to be handed over, then all read") {
@@ -57,8 +63,9 @@ import NotifyRecords
             try await first.ready()
             let second = RunningPipeline(broker, configuration: configuration, group: "handover")
             try await second.ready()
-            try await produce([Scenario.identity("carol", "Carol", at: 0), Scenario.phone("bob")]
-                + conversations.map { Scenario.conversation($0, members: ["carol", "bob"]) }, to: broker)
+            try await produce(
+                [Scenario.identity("carol", "Carol", at: 0), Scenario.phone("bob")]
+                    + conversations.map { Scenario.conversation($0, members: ["carol", "bob"]) }, to: broker)
             // Both instances hold their tasks and hear Carol's identity before these go out.
             try await produce(messages(at: 1), to: broker)
             let before = try await readCommands(from: broker) { $0.count >= conversations.count }
@@ -68,7 +75,8 @@ import NotifyRecords
             try await first.stop()
             #expect(before.count == conversations.count)
             #expect(all.count == 2 * conversations.count)
-            let unresolved = all.filter { $0.content["sender"]?["displayName"] != .string("Carol") }.compactMap(\.messageId)
+            let unresolved = all.filter { $0.content["sender"]?["displayName"] != .string("Carol") }.compactMap(
+                \.messageId)
             #expect(unresolved.isEmpty, "sent with the fallback: \(unresolved.sorted())")
         }
     }

@@ -1,7 +1,8 @@
 import Foundation
-import NotifyKafka
 import NotifyCore
+import NotifyKafka
 import Testing
+
 @testable import NotifyPipeline
 
 @Suite(.serialized) struct IdentityWaitOrderTests {
@@ -16,24 +17,26 @@ import Testing
             let positions = ReadPositions()
             let pipeline = RunningPipeline(broker, configuration: configuration, observer: positions.observer)
             try await pipeline.ready()
-            try await produce([
-                Scenario.identity("alice", "Alice", at: 0), Scenario.identity("bob", "Bob", at: 0),
-                Scenario.conversation("with-alice", members: ["alice", "bob"]),
-                Scenario.conversation("with-carol", members: ["carol", "bob"]),
-                Scenario.conversation("with-dave", members: ["dave", "bob"]),
-                Scenario.phone("bob"),
-            ], to: broker)
+            try await produce(
+                [
+                    Scenario.identity("alice", "Alice", at: 0), Scenario.identity("bob", "Bob", at: 0),
+                    Scenario.conversation("with-alice", members: ["alice", "bob"]),
+                    Scenario.conversation("with-carol", members: ["carol", "bob"]),
+                    Scenario.conversation("with-dave", members: ["dave", "bob"]),
+                    Scenario.phone("bob"),
+                ], to: broker)
             // Conversations exist before their messages, as a chat backend publishes them.
             try await positions.waitUntilRead([Topic.conversations, Topic.devices], on: broker)
-            try await produce([
-                Scenario.message("c1", in: "with-carol", from: "carol", "carol 1", at: 1),
-                Scenario.message("a1", in: "with-alice", from: "alice", "alice 1", at: 1.1),
-                Scenario.message("c2", in: "with-carol", from: "carol", "carol 2", at: 1.2),
-                Scenario.message("d1", in: "with-dave", from: "dave", "dave 1", at: 1.3),
-                Scenario.message("a2", in: "with-alice", from: "alice", "alice 2", at: 1.4),
-                Scenario.message("d2", in: "with-dave", from: "dave", "dave 2", at: 1.5),
-                Scenario.message("a3", in: "with-alice", from: "alice", "alice 3", at: 1.6),
-            ], to: broker)
+            try await produce(
+                [
+                    Scenario.message("c1", in: "with-carol", from: "carol", "carol 1", at: 1),
+                    Scenario.message("a1", in: "with-alice", from: "alice", "alice 1", at: 1.1),
+                    Scenario.message("c2", in: "with-carol", from: "carol", "carol 2", at: 1.2),
+                    Scenario.message("d1", in: "with-dave", from: "dave", "dave 1", at: 1.3),
+                    Scenario.message("a2", in: "with-alice", from: "alice", "alice 2", at: 1.4),
+                    Scenario.message("d2", in: "with-dave", from: "dave", "dave 2", at: 1.5),
+                    Scenario.message("a3", in: "with-alice", from: "alice", "alice 3", at: 1.6),
+                ], to: broker)
             // Alice's conversation is not held by the others: her messages come out while Carol's
             // and Dave's wait. Carol's identity comes after that (within the wait); Dave's never.
             let alices = try await readCommands(from: broker) { $0.count >= 3 }

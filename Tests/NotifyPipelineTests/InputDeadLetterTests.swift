@@ -1,10 +1,11 @@
 import Foundation
-import NotifyKafka
 import Logging
 import NotifyCore
-import Testing
-@testable import NotifyPipeline
+import NotifyKafka
 import NotifyRecords
+import Testing
+
+@testable import NotifyPipeline
 
 /// A bad record of one input topic, and a word its dead letter's reason must contain.
 private struct BadRecord {
@@ -22,7 +23,9 @@ private struct BadRecord {
 private func deadLetters(in broker: EmbeddedBroker) async throws -> [KafkaRecord] {
     let admin = try KafkaAdmin(configuration: client(broker), logger: testLogger)
     let restorer = ChangelogRestorer(client: client(broker), admin: admin, logger: testLogger)
-    guard let metadata = try await admin.metadata(of: Topic.dlq) else { throw TestTimeout(what: "metadata of \(Topic.dlq)") }
+    guard let metadata = try await admin.metadata(of: Topic.dlq) else {
+        throw TestTimeout(what: "metadata of \(Topic.dlq)")
+    }
     var letters: [KafkaRecord] = []
     for partition in 0..<Int32(metadata.partitionCount) {
         letters += try await restorer.read(topic: Topic.dlq, partition: partition, from: 0).records
@@ -51,26 +54,43 @@ private func letters(of report: DeliveryReport, in letters: [KafkaRecord]) -> [K
             try await produce(Scenario.aliceAndBob, to: broker)
             let at = Scenario.at(1)
             let bad = [
-                BadRecord(topic: Topic.conversations, key: "c2", value: #"{"type":"conversation.updated","#, problem: "invalid JSON"),
-                BadRecord(topic: Topic.identities, key: "carol", value: #"{"type":"identity.renamed","id":"i-bad","at":"\#(at)","userId":"carol"}"#,
-                          problem: "identity.renamed"),
-                BadRecord(topic: Topic.devices, key: "carol", value: #"{"type":"devices.updated","id":"d-bad","at":"\#(at)","userId":"carol","devices":"none"}"#,
-                          problem: #"field "devices""#),
-                BadRecord(topic: Topic.preferences, key: nil, value: #"{"type":"preferences.updated","id":"p-bad","at":"\#(at)","userId":"bob","previews":"never"}"#,
-                          problem: "no key"),
-                BadRecord(topic: Topic.clientState, key: "bob", value: #"{"type":"client.state","pad":"\#(String(repeating: "x", count: 1_100_000))"}"#,
-                          problem: "over the limit"),
-                BadRecord(topic: Topic.reads, key: "bob", value: #"{"type":"conversation.read","id":"r-bad","at":"\#(at)","userId":"bob"}"#,
-                          problem: #"field "conversationId""#),
+                BadRecord(
+                    topic: Topic.conversations, key: "c2", value: #"{"type":"conversation.updated","#,
+                    problem: "invalid JSON"),
+                BadRecord(
+                    topic: Topic.identities, key: "carol",
+                    value: #"{"type":"identity.renamed","id":"i-bad","at":"\#(at)","userId":"carol"}"#,
+                    problem: "identity.renamed"),
+                BadRecord(
+                    topic: Topic.devices, key: "carol",
+                    value: #"{"type":"devices.updated","id":"d-bad","at":"\#(at)","userId":"carol","devices":"none"}"#,
+                    problem: #"field "devices""#),
+                BadRecord(
+                    topic: Topic.preferences, key: nil,
+                    value:
+                        #"{"type":"preferences.updated","id":"p-bad","at":"\#(at)","userId":"bob","previews":"never"}"#,
+                    problem: "no key"),
+                BadRecord(
+                    topic: Topic.clientState, key: "bob",
+                    value: #"{"type":"client.state","pad":"\#(String(repeating: "x", count: 1_100_000))"}"#,
+                    problem: "over the limit"),
+                BadRecord(
+                    topic: Topic.reads, key: "bob",
+                    value: #"{"type":"conversation.read","id":"r-bad","at":"\#(at)","userId":"bob"}"#,
+                    problem: #"field "conversationId""#),
             ]
             let reports = try await produceRaw(bad.map(\.record), to: broker)
-            try await produce([
-                Scenario.identity("carol", "Carol", at: 1), Scenario.conversation("c2", members: ["alice", "carol"], at: 1), Scenario.phone("carol", at: 1),
-                Scenario.message("m1", in: "c1", from: "alice", "after the bad ones", at: 2),
-                Scenario.message("m2", in: "c2", from: "alice", "to carol", at: 2),
-            ], to: broker)
+            try await produce(
+                [
+                    Scenario.identity("carol", "Carol", at: 1),
+                    Scenario.conversation("c2", members: ["alice", "carol"], at: 1), Scenario.phone("carol", at: 1),
+                    Scenario.message("m1", in: "c1", from: "alice", "after the bad ones", at: 2),
+                    Scenario.message("m2", in: "c2", from: "alice", "to carol", at: 2),
+                ], to: broker)
 
-            let commands = try await readCommands(from: broker) { Set($0.map(\.messageId)).isSuperset(of: ["m1", "m2"]) }
+            let commands = try await readCommands(from: broker) {
+                Set($0.map(\.messageId)).isSuperset(of: ["m1", "m2"])
+            }
             _ = try await readTopic(Topic.dlq, from: broker) { $0.count >= bad.count }
             try await pipeline.stop()
             let dlq = try await deadLetters(in: broker)
@@ -97,20 +117,31 @@ private func letters(of report: DeliveryReport, in letters: [KafkaRecord]) -> [K
             try await produce(Scenario.aliceAndBob, to: broker)
             let at = Scenario.at(1)
             let bad = [
-                BadRecord(topic: Topic.conversations, key: "c2",
-                          value: #"{"type":"conversation.updated","id":"c-bad","at":"\#(at)","conversationId":"c2","kind":"triple","members":["alice","carol"]}"#,
-                          problem: #"field "kind""#),
-                BadRecord(topic: Topic.identities, key: nil, value: #"{"type":"identity.updated","id":"i-bad","at":"\#(at)","userId":"carol","displayName":"C"}"#,
-                          problem: "no key"),
+                BadRecord(
+                    topic: Topic.conversations, key: "c2",
+                    value:
+                        #"{"type":"conversation.updated","id":"c-bad","at":"\#(at)","conversationId":"c2","kind":"triple","members":["alice","carol"]}"#,
+                    problem: #"field "kind""#),
+                BadRecord(
+                    topic: Topic.identities, key: nil,
+                    value:
+                        #"{"type":"identity.updated","id":"i-bad","at":"\#(at)","userId":"carol","displayName":"C"}"#,
+                    problem: "no key"),
                 BadRecord(topic: Topic.devices, key: "carol", value: "{not json", problem: "invalid JSON"),
-                BadRecord(topic: Topic.preferences, key: "bob", value: #"{"type":"preferences.deleted","id":"p-bad","at":"\#(at)","userId":"bob"}"#,
-                          problem: "preferences.deleted"),
-                BadRecord(topic: Topic.clientState, key: nil, value: #"{"type":"client.state","id":"s-bad","at":"\#(at)","userId":"bob"}"#,
-                          problem: "no key"),
+                BadRecord(
+                    topic: Topic.preferences, key: "bob",
+                    value: #"{"type":"preferences.deleted","id":"p-bad","at":"\#(at)","userId":"bob"}"#,
+                    problem: "preferences.deleted"),
+                BadRecord(
+                    topic: Topic.clientState, key: nil,
+                    value: #"{"type":"client.state","id":"s-bad","at":"\#(at)","userId":"bob"}"#,
+                    problem: "no key"),
             ]
             let reports = try await produceRaw(bad.map(\.record), to: broker)
             // Good records of the same keys after the bad ones: the restore applies them first.
-            try await produce([Scenario.conversation("c2", members: ["alice", "carol"], at: 1), Scenario.phone("carol", at: 1)], to: broker)
+            try await produce(
+                [Scenario.conversation("c2", members: ["alice", "carol"], at: 1), Scenario.phone("carol", at: 1)],
+                to: broker)
 
             let first = RunningPipeline(broker, configuration: configuration)
             try await first.ready()
@@ -136,7 +167,8 @@ private func letters(of report: DeliveryReport, in letters: [KafkaRecord]) -> [K
                 let reason = once.first?.headers.string(for: DeadLetterHeader.reason) ?? ""
                 #expect(reason.contains(record.problem), "\(record.topic): \(reason)")
                 let expected = record.topic == Topic.identities ? 2 : 1
-                #expect(letters(of: report, in: afterSecond).count == expected, "\(record.topic) after the second start")
+                #expect(
+                    letters(of: report, in: afterSecond).count == expected, "\(record.topic) after the second start")
             }
             #expect(afterSecond.count == bad.count + 1)
         }

@@ -1,7 +1,8 @@
 import Foundation
-import NotifyKafka
 import NotifyCore
+import NotifyKafka
 import Testing
+
 @testable import NotifyPipeline
 
 @Suite(.serialized) struct LiveRenderEquivalenceTests {
@@ -28,8 +29,10 @@ import Testing
             try await waitForCommit(of: "notify-tests.route", reaching: stageTwoEnds, on: broker)
             let settled = try await readCommands(from: broker) { $0.count >= expected.count }
             try await pipeline.stop()
-            #expect(fingerprints(settled) == fingerprints(expected),
-                    "\(Set(fingerprints(settled)).subtracting(fingerprints(expected)).map(summary)) instead of \(Set(fingerprints(expected)).subtracting(fingerprints(settled)).map(summary))")
+            #expect(
+                fingerprints(settled) == fingerprints(expected),
+                "\(Set(fingerprints(settled)).subtracting(fingerprints(expected)).map(summary)) instead of \(Set(fingerprints(expected)).subtracting(fingerprints(settled)).map(summary))"
+            )
             #expect(fingerprints(live) == fingerprints(expected))
 
             let replayed = try await replayedCommands(from: broker, configuration: configuration)

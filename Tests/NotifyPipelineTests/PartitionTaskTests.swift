@@ -1,6 +1,7 @@
-import NotifyKafka
 import NotifyCore
+import NotifyKafka
 import Testing
+
 @testable import NotifyPipeline
 
 @Suite struct PartitionTaskTests {
@@ -10,20 +11,24 @@ import Testing
         let stage = FanoutStage(configuration: try testCoreConfiguration())
         var identities = FanoutState()
         for event in [Scenario.identity("alice", "Alice", at: 0), Scenario.identity("bob", "Bob", at: 0)] {
-            _ = stage.fold(&identities, try #require(try InputEvent.decode(topic: event.topic, value: Array(event.json.utf8)).fanoutInput))
+            _ = stage.fold(
+                &identities,
+                try #require(try InputEvent.decode(topic: event.topic, value: Array(event.json.utf8)).fanoutInput))
         }
         logic = FanoutStageLogic(stage: stage, identities: identities)
     }
 
     func record(_ event: ScenarioEvent, key: String, offset: Int64, at second: Int64) -> KafkaRecord {
-        KafkaRecord(topic: event.topic, partition: 0, offset: offset, key: Array(key.utf8), value: Array(event.json.utf8),
-                    timestampMilliseconds: Scenario.base.milliseconds + second * 1000)
+        KafkaRecord(
+            topic: event.topic, partition: 0, offset: offset, key: Array(key.utf8), value: Array(event.json.utf8),
+            timestampMilliseconds: Scenario.base.milliseconds + second * 1000)
     }
 
     /// A task taken back after it was given up forgets what its merge knew then: the marks it heard
     /// are of the time before, and the records its writers wrote meanwhile come first.
     @Test func aTaskTakenBackForgetsTheMarksItKnew() throws {
-        let template = EventTimeMerge<FanoutStageLogic.Input>(markedTopics: ["marked": 1], lateness: 10, maximumWait: .seconds(3))
+        let template = EventTimeMerge<FanoutStageLogic.Input>(
+            markedTopics: ["marked": 1], lateness: 10, maximumWait: .seconds(3))
         var task = PartitionTask<FanoutStageLogic>(partition: 3, state: logic.initialState(), merge: template)
         let away = ContinuousClock.now
         task.merge.noteMark(topic: "marked", task: 0, .idle(since: 1_000), now: away)
@@ -41,7 +46,8 @@ import Testing
     /// with the wall clock: it lives as long as its reader.
     @Test func anIdleMarkFromAnotherInstanceDoesNotMoveOnByItself() throws {
         let board = LocalProgressBoard()
-        var merge = EventTimeMerge<Int>(markedTopics: ["marked": 2], lateness: 10, maximumWait: .seconds(30), localMarks: board)
+        var merge = EventTimeMerge<Int>(
+            markedTopics: ["marked": 2], lateness: 10, maximumWait: .seconds(30), localMarks: board)
         let heard = ContinuousClock.now
         merge.noteMark(topic: "marked", task: 0, .idle(since: 1_000), now: heard)
         merge.noteMark(topic: "marked", task: 1, .at(5_000), now: heard)
@@ -60,7 +66,8 @@ import Testing
     /// holds the writer's task, and stops when the task is given up (its next owner may be elsewhere).
     @Test func aMarkThisInstanceWroteMovesOnWhileItHoldsTheTask() throws {
         let board = LocalProgressBoard()
-        var merge = EventTimeMerge<Int>(markedTopics: ["marked": 1], lateness: 10, maximumWait: .seconds(30), localMarks: board)
+        var merge = EventTimeMerge<Int>(
+            markedTopics: ["marked": 1], lateness: 10, maximumWait: .seconds(30), localMarks: board)
         let heard = ContinuousClock.now
         board.publish(.idle(since: 1_000), topic: "marked", task: 0, at: heard)
         merge.noteMark(topic: "marked", task: 0, .idle(since: 1_000), local: true, now: heard)
@@ -79,12 +86,15 @@ import Testing
         task.awaitPositions(logic: logic, now: assigned)
         let table = [record(Scenario.conversation("c1", members: ["alice", "bob"]), key: "c1", offset: 0, at: 100)]
         _ = task.restoreTable(Topic.conversations, table, logic: logic, limits: RecordLimits())
-        let early = task.progressMark(for: Topic.fanout, logic: logic, instanceClock: 100_000, now: assigned + .milliseconds(50))
+        let early = task.progressMark(
+            for: Topic.fanout, logic: logic, instanceClock: 100_000, now: assigned + .milliseconds(50))
         #expect(early == .at(.min), "no progress claimed before the position of its messages is known")
         // The consumer reports every input read to its end: the mark moves on.
-        let lag = Dictionary(uniqueKeysWithValues: logic.inputTopics.map { (TopicPartition(topic: $0, partition: 0), Int64(0)) })
+        let lag = Dictionary(
+            uniqueKeysWithValues: logic.inputTopics.map { (TopicPartition(topic: $0, partition: 0), Int64(0)) })
         _ = task.advanceClock(logic: logic, lag: lag, now: assigned + .milliseconds(60))
-        let known = task.progressMark(for: Topic.fanout, logic: logic, instanceClock: 100_000, now: assigned + .milliseconds(60))
+        let known = task.progressMark(
+            for: Topic.fanout, logic: logic, instanceClock: 100_000, now: assigned + .milliseconds(60))
         #expect(known != .at(.min))
     }
 
@@ -105,13 +115,15 @@ import Testing
             let message = Scenario.message("m\(index)", in: "c1", from: "carol", "hello", at: Double(second))
             return record(message, key: "c1", offset: Int64(index), at: second)
         }
-        let readToEnd = Dictionary(uniqueKeysWithValues: logic.inputTopics.map { (TopicPartition(topic: $0, partition: 0), Int64(0)) })
+        let readToEnd = Dictionary(
+            uniqueKeysWithValues: logic.inputTopics.map { (TopicPartition(topic: $0, partition: 0), Int64(0)) })
         let early = task.process(burst, logic: logic, limits: RecordLimits(), lag: readToEnd, now: assigned)
         #expect(early.records.count == 0, "nothing goes before the follower has said where chat.identities stands")
 
         let carol = record(Scenario.identity("carol", "Carol", at: 0.5), key: "carol", offset: 0, at: 0)
-        var output = task.hear([carol], source: { _ in identities }, lagging: [identities: false], logic: logic,
-                               limits: RecordLimits(), now: assigned + .milliseconds(10))
+        var output = task.hear(
+            [carol], source: { _ in identities }, lagging: [identities: false], logic: logic,
+            limits: RecordLimits(), now: assigned + .milliseconds(10))
         output.append(task.advanceClock(logic: logic, lag: readToEnd, now: assigned + .seconds(2)))
         let values = output.records.map { String(decoding: $0.value, as: UTF8.self) }
         #expect(values.count == 8)
@@ -126,8 +138,10 @@ import Testing
         let template = EventTimeMerge<FanoutStageLogic.Input>(lateness: 10, maximumWait: .seconds(3))
         var task = PartitionTask<FanoutStageLogic>(partition: 0, state: logic.initialState(), merge: template)
         let conversation = record(Scenario.conversation("c1", members: ["alice", "bob"]), key: "c1", offset: 0, at: 0)
-        let later = record(Scenario.message("m-later", in: "c1", from: "alice", "later", at: 5), key: "c1", offset: 0, at: 5)
-        let late = record(Scenario.message("m-late", in: "c1", from: "alice", "late", at: 3), key: "c1", offset: 1, at: 3)
+        let later = record(
+            Scenario.message("m-later", in: "c1", from: "alice", "later", at: 5), key: "c1", offset: 0, at: 5)
+        let late = record(
+            Scenario.message("m-late", in: "c1", from: "alice", "late", at: 3), key: "c1", offset: 1, at: 3)
         func messages(_ output: TaskOutput) -> [String] {
             output.records.map { String(decoding: $0.value, as: UTF8.self).contains("m-later") ? "m-later" : "m-late" }
         }
@@ -143,7 +157,9 @@ import Testing
         // A restart restores the changelog and reads chat.messages again from offset 0.
         var restarted = PartitionTask<FanoutStageLogic>(partition: 0, state: logic.initialState(), merge: template)
         for record in saved.changelogRecords() {
-            try restarted.restore(key: String(decoding: record.key ?? [], as: UTF8.self), value: try ChangelogValue.decode(record.value), logic: logic)
+            try restarted.restore(
+                key: String(decoding: record.key ?? [], as: UTF8.self), value: try ChangelogValue.decode(record.value),
+                logic: logic)
         }
         var again = restarted.process([later, late], logic: logic, limits: RecordLimits(), now: read)
         again.append(restarted.advanceClock(logic: logic, now: read + .seconds(1)))
@@ -169,7 +185,8 @@ import Testing
         var output = task.process(
             [record(Scenario.conversation("c1", members: ["alice", "bob"]), key: "c1", offset: 0, at: 0)] + messages,
             logic: logic, limits: RecordLimits(), now: read)
-        #expect(output.records.count == 2, "the latest message waits until its input's time has passed it by the lateness")
+        #expect(
+            output.records.count == 2, "the latest message waits until its input's time has passed it by the lateness")
         output.append(task.advanceClock(logic: logic, now: read + .milliseconds(11)))
         #expect(output.records.count == 3)
         #expect(output.changelog.isEmpty)
@@ -185,14 +202,19 @@ import Testing
         #expect(changelog.map { String(decoding: $0.key ?? [], as: UTF8.self) } == ["c1"])
         let value = try ChangelogValue.decode(try #require(changelog.first).value)
         #expect(value.applied == [Topic.conversations: 0, Topic.messages: 2])
-        #expect(value.recent == ["e-m0", "e-m1", "e-m2"], "the ids of the messages applied (the core recognises them again)")
-        #expect(saved.offsets == [
-            TopicPartition(topic: Topic.conversations, partition: 0): 1, TopicPartition(topic: Topic.messages, partition: 0): 3,
-        ])
+        #expect(
+            value.recent == ["e-m0", "e-m1", "e-m2"], "the ids of the messages applied (the core recognises them again)"
+        )
+        #expect(
+            saved.offsets == [
+                TopicPartition(topic: Topic.conversations, partition: 0): 1,
+                TopicPartition(topic: Topic.messages, partition: 0): 3,
+            ])
 
         // The later message is saved next; then nothing is new: nothing to write, and the offsets are stored already.
         let next = task.save(logic: logic)
-        #expect(try ChangelogValue.decode(try #require(next.changelogRecords().first).value).applied[Topic.messages] == 3)
+        #expect(
+            try ChangelogValue.decode(try #require(next.changelogRecords().first).value).applied[Topic.messages] == 3)
         let again = task.save(logic: logic)
         #expect(again.changelog.isEmpty)
         #expect(again.offsets.isEmpty)
@@ -219,8 +241,12 @@ import Testing
     /// A message of `second` (after Scenario's origin) as the merge takes it, numbered by its id.
     static func input(_ number: Int, at second: Double, offset: Int64 = 0) throws -> DecodedInput<Int> {
         let event = Scenario.message("m\(number)", in: "c\(number % 7)", from: "alice", "hi", at: second)
-        let record = KafkaRecord(topic: Topic.messages, partition: 0, offset: offset, key: Array("c\(number % 7)".utf8), value: Array(event.json.utf8))
-        return DecodedInput(record: record, event: try InputEvent.decode(topic: Topic.messages, value: record.value), input: number, partitioned: true)
+        let record = KafkaRecord(
+            topic: Topic.messages, partition: 0, offset: offset, key: Array("c\(number % 7)".utf8),
+            value: Array(event.json.utf8))
+        return DecodedInput(
+            record: record, event: try InputEvent.decode(topic: Topic.messages, value: record.value), input: number,
+            partitioned: true)
     }
 
     /// Records that arrive in any order come out in event-time order, each once.
@@ -268,9 +294,14 @@ import Testing
         var forced = 0
         _ = merge.release(now: start, forced: &forced)
         let time = input.order.milliseconds
-        #expect(merge.mark(of: ["slow"], held: nil, includingBuffered: false, instanceClock: time, now: start + .seconds(2)) == .at(time))
-        #expect(merge.mark(of: ["slow"], held: nil, includingBuffered: false, instanceClock: time + 5_000, now: start + .seconds(3))
-            == .idle(since: time + 5_000))
+        #expect(
+            merge.mark(of: ["slow"], held: nil, includingBuffered: false, instanceClock: time, now: start + .seconds(2))
+                == .at(time))
+        #expect(
+            merge.mark(
+                of: ["slow"], held: nil, includingBuffered: false, instanceClock: time + 5_000, now: start + .seconds(3)
+            )
+                == .idle(since: time + 5_000))
     }
 
     /// In a burst, event time runs far ahead of the wall clock: an input read to its end holds
@@ -298,15 +329,19 @@ import Testing
     @Test func aLocalWriterThatWroteNothingHereIsHeardThroughKafka() throws {
         let now = ContinuousClock.now
         let board = LocalProgressBoard()
-        var merge = EventTimeMerge<Int>(markedTopics: ["marked": 1], lateness: 0, maximumWait: .seconds(3), localMarks: board)
+        var merge = EventTimeMerge<Int>(
+            markedTopics: ["marked": 1], lateness: 0, maximumWait: .seconds(3), localMarks: board)
         merge.partition = 0
         let base = try Self.input(0, at: 0).event.order.milliseconds
         board.publish(.at(base + 10_000), topic: "marked", task: 0, at: now)
         merge.add(try Self.input(5, at: 5), source: "a", now: now)
         var forced = 0
-        #expect(merge.release(now: now + .milliseconds(1), forced: &forced).isEmpty, "no record of this writer read here yet")
+        #expect(
+            merge.release(now: now + .milliseconds(1), forced: &forced).isEmpty,
+            "no record of this writer read here yet")
         merge.noteMark(topic: "marked", task: 0, .at(base + 10_000), now: now)
-        #expect(merge.release(now: now + .milliseconds(1), forced: &forced).map(\.input) == [5], "its mark through Kafka")
+        #expect(
+            merge.release(now: now + .milliseconds(1), forced: &forced).map(\.input) == [5], "its mark through Kafka")
     }
 
     /// A writer in the same instance is heard without the round trip through Kafka, but only once
@@ -314,7 +349,8 @@ import Testing
     @Test func aLocalMarkCountsOnceTheWritersRecordsAreRead() throws {
         let now = ContinuousClock.now
         let board = LocalProgressBoard()
-        var merge = EventTimeMerge<Int>(markedTopics: ["marked": 1], lateness: 0, maximumWait: .seconds(3), localMarks: board)
+        var merge = EventTimeMerge<Int>(
+            markedTopics: ["marked": 1], lateness: 0, maximumWait: .seconds(3), localMarks: board)
         merge.partition = 0
         // The writer wrote one record to partition 0, then says it will write nothing before 10 s.
         var written = [OutgoingRecord(topic: "marked", key: nil, value: [1], partition: 0)]
@@ -324,8 +360,12 @@ import Testing
         merge.add(try Self.input(5, at: 5), source: "a", now: now)
         var forced = 0
         // Input "a" is read to its end: only the writer holds the record back.
-        #expect(merge.release(now: now + .milliseconds(1), forced: &forced).isEmpty, "the writer's record is not read yet")
-        let sequence = try #require(board.sequence(of: KafkaRecord(topic: "marked", partition: 0, offset: 0, key: nil, value: [1], headers: written[0].headers)))
+        #expect(
+            merge.release(now: now + .milliseconds(1), forced: &forced).isEmpty, "the writer's record is not read yet")
+        let sequence = try #require(
+            board.sequence(
+                of: KafkaRecord(
+                    topic: "marked", partition: 0, offset: 0, key: nil, value: [1], headers: written[0].headers)))
         merge.noteSequence(topic: "marked", task: 0, sequence)
         #expect(merge.release(now: now + .milliseconds(1), forced: &forced).map(\.input) == [5])
         // Gone with its task: nothing more is taken from it.

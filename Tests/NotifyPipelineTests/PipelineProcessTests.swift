@@ -1,7 +1,8 @@
 import Foundation
-import NotifyKafka
 import NotifyCore
+import NotifyKafka
 import Testing
+
 @testable import NotifyPipeline
 
 /// `notify pipeline` as real processes: killed with SIGKILL, added and removed while records flow.
@@ -10,20 +11,23 @@ import Testing
     static let pairs = 30
 
     static func setup() -> [ScenarioEvent] {
-        (0..<pairs).flatMap { index in [
-            Scenario.identity("sender-\(index)", "Sender \(index)", at: 0),
-            Scenario.identity("recipient-\(index)", "Recipient \(index)", at: 0),
-            Scenario.conversation("pair-\(index)", members: ["sender-\(index)", "recipient-\(index)"]),
-            Scenario.phone("recipient-\(index)"),
-        ] }
+        (0..<pairs).flatMap { index in
+            [
+                Scenario.identity("sender-\(index)", "Sender \(index)", at: 0),
+                Scenario.identity("recipient-\(index)", "Recipient \(index)", at: 0),
+                Scenario.conversation("pair-\(index)", members: ["sender-\(index)", "recipient-\(index)"]),
+                Scenario.phone("recipient-\(index)"),
+            ]
+        }
     }
 
     /// `count` messages spread round-robin over the conversations, in event-time order.
     static func messages(_ range: Range<Int>) -> [ScenarioEvent] {
         range.map { number in
             let index = number % pairs
-            return Scenario.message("m\(number)", in: "pair-\(index)", from: "sender-\(index)", "message \(number)",
-                                    at: 10 + Double(number) / 100)
+            return Scenario.message(
+                "m\(number)", in: "pair-\(index)", from: "sender-\(index)", "message \(number)",
+                at: 10 + Double(number) / 100)
         }
     }
 
@@ -57,16 +61,23 @@ import Testing
             try await produce(Self.setup(), to: broker)
             let one = try PipelineProcess(broker: broker)
             let two = try PipelineProcess(broker: broker)
-            defer { one.kill(); two.kill() }
+            defer {
+                one.kill()
+                two.kill()
+            }
             try await feed(Self.messages(0..<200), to: broker, chunks: 4)
             _ = try await readCommands(from: broker) { Set($0.compactMap(\.messageId)).count >= 100 }
             let three = try PipelineProcess(broker: broker)
             defer { three.kill() }
             try await feed(Self.messages(200..<400), to: broker, chunks: 4)
-            _ = try await readCommands(from: broker, timeout: .seconds(90)) { Set($0.compactMap(\.messageId)).count >= 300 }
+            _ = try await readCommands(from: broker, timeout: .seconds(90)) {
+                Set($0.compactMap(\.messageId)).count >= 300
+            }
             await one.stop(with: SIGKILL)
             try await feed(Self.messages(400..<600), to: broker, chunks: 4)
-            _ = try await readCommands(from: broker, timeout: .seconds(120)) { Set($0.compactMap(\.messageId)).count >= 600 }
+            _ = try await readCommands(from: broker, timeout: .seconds(120)) {
+                Set($0.compactMap(\.messageId)).count >= 600
+            }
             await two.stop(with: SIGTERM)
             // The last messages are processed once three owns every partition, that is once the
             // group has settled after two left. (The embedded broker refuses commits while a group
@@ -81,12 +92,16 @@ import Testing
             // SIGTERM left the group with every processed offset committed.
             let partitions = (0..<Int32(4)).map { TopicPartition(topic: Topic.messages, partition: $0) }
             let admin = try KafkaAdmin(configuration: client(broker), logger: testLogger)
-            let group = try KafkaConsumer(configuration: .init(client: client(broker), groupId: "notify-process-tests.fanout"), logger: testLogger)
+            let group = try KafkaConsumer(
+                configuration: .init(client: client(broker), groupId: "notify-process-tests.fanout"), logger: testLogger
+            )
             let committed = try await group.committed(partitions)
             await group.close()
             for partition in partitions {
                 let high = try await admin.watermarks(partition).high
-                #expect(committed[partition] == high, "\(partition): committed \(String(describing: committed[partition])), end \(high)")
+                #expect(
+                    committed[partition] == high,
+                    "\(partition): committed \(String(describing: committed[partition])), end \(high)")
             }
         }
     }
@@ -107,20 +122,25 @@ final class PipelineProcess: Sendable {
 
     /// Starts `notify pipeline` on `broker` in `group`, with `arguments` after the usual ones (`--stages`,
     /// `--set`), its HTTP endpoints at `httpListen` and `environment` added to the test's.
-    convenience init(broker: EmbeddedBroker, group: String = "notify-process-tests", arguments: [String] = [],
-                     httpListen: String = "127.0.0.1:0", environment: [String: String] = [:]) throws {
-        try self.init(notify: [
-            "pipeline", "--bootstrap", broker.bootstrapServers, "--group", group,
-            "--schemas", repositoryRoot.appendingPathComponent("Schemas").path,
-            "--http-listen", httpListen,
-        ] + arguments, environment: environment)
+    convenience init(
+        broker: EmbeddedBroker, group: String = "notify-process-tests", arguments: [String] = [],
+        httpListen: String = "127.0.0.1:0", environment: [String: String] = [:]
+    ) throws {
+        try self.init(
+            notify: [
+                "pipeline", "--bootstrap", broker.bootstrapServers, "--group", group,
+                "--schemas", repositoryRoot.appendingPathComponent("Schemas").path,
+                "--http-listen", httpListen,
+            ] + arguments, environment: environment)
     }
 
     /// Starts `notify` with `arguments` (any command) and `environment` added to the test's.
     init(notify arguments: [String], environment: [String: String] = [:]) throws {
-        let executable = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("notify")
+        let executable = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+            .appendingPathComponent("notify")
         let process = Process()
-        process.executableURL = FileManager.default.isExecutableFile(atPath: executable.path)
+        process.executableURL =
+            FileManager.default.isExecutableFile(atPath: executable.path)
             ? executable : repositoryRoot.appendingPathComponent(".build/debug/notify")
         process.arguments = arguments
         process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, added in added }

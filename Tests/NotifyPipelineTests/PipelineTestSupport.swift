@@ -1,24 +1,28 @@
 import Foundation
-import NotifyKafka
 import Logging
 import NotifyCore
+import NotifyKafka
 import Synchronization
 import Testing
+
 @testable import NotifyPipeline
 
 let testLogger: Logger = {
     var logger = Logger(label: "notify.pipeline-tests")
-    logger.logLevel = ProcessInfo.processInfo.environment["NOTIFY_TEST_LOG"].flatMap(Logger.Level.init(rawValue:)) ?? .warning
+    logger.logLevel =
+        ProcessInfo.processInfo.environment["NOTIFY_TEST_LOG"].flatMap(Logger.Level.init(rawValue:)) ?? .warning
     return logger
 }()
 
 /// The repository root, found from this file's path.
-let repositoryRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+let repositoryRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+    .deletingLastPathComponent()
 
 /// The core configuration from the repository's Schemas, with a short background-push interval so
 /// coalesced badge pushes come out within a test.
 func testCoreConfiguration() throws -> CoreConfiguration {
-    var configuration = try CoreConfiguration.load(schemasDirectory: repositoryRoot.appendingPathComponent("Schemas").path)
+    var configuration = try CoreConfiguration.load(
+        schemasDirectory: repositoryRoot.appendingPathComponent("Schemas").path)
     configuration.backgroundPushIntervalMilliseconds = 1_000
     return configuration
 }
@@ -38,7 +42,9 @@ func withPipelineBroker<T>(
 }
 
 func client(_ broker: EmbeddedBroker) -> KafkaClientConfiguration {
-    KafkaClientConfiguration(bootstrapServers: broker.bootstrapServers, clientId: "pipeline-tests", properties: EmbeddedBroker.clientProperties)
+    KafkaClientConfiguration(
+        bootstrapServers: broker.bootstrapServers, clientId: "pipeline-tests",
+        properties: EmbeddedBroker.clientProperties)
 }
 
 /// One event of a scenario, as JSON text.
@@ -75,8 +81,9 @@ func produce(_ events: [ScenarioEvent], to broker: EmbeddedBroker, spacing: Dura
 /// `event` as a users' producer writes it: keyed by its key, with its `at` as the record timestamp.
 func outgoingRecord(_ event: ScenarioEvent) throws -> OutgoingRecord {
     let decoded = try InputEvent.decode(topic: event.topic, value: Array(event.json.utf8))
-    return OutgoingRecord(topic: event.topic, key: Array(decoded.key.utf8), value: Array(event.json.utf8),
-                          timestampMilliseconds: decoded.at.milliseconds)
+    return OutgoingRecord(
+        topic: event.topic, key: Array(decoded.key.utf8), value: Array(event.json.utf8),
+        timestampMilliseconds: decoded.at.milliseconds)
 }
 
 /// Produces raw records (for bad input); returns where each went.
@@ -84,7 +91,8 @@ func outgoingRecord(_ event: ScenarioEvent) throws -> OutgoingRecord {
 func produceRaw(_ records: [OutgoingRecord], to broker: EmbeddedBroker) async throws -> [DeliveryReport] {
     let producer = try KafkaProducer(
         configuration: KafkaClientConfiguration(
-            bootstrapServers: broker.bootstrapServers, clientId: "pipeline-tests", properties: ["message.max.bytes": "4000000"]),
+            bootstrapServers: broker.bootstrapServers, clientId: "pipeline-tests",
+            properties: ["message.max.bytes": "4000000"]),
         logger: testLogger)
     let reports = try await producer.send(records)
     await producer.close()
@@ -107,7 +115,9 @@ func readTopic(
             var records: [KafkaRecord] = []
             if condition(records) { return records }
             for try await batch in consumer.batches {
-                records += batch.filter { marks || !$0.value.isEmpty || $0.headers.allSatisfy { $0.name != "notify-mark" } }
+                records += batch.filter {
+                    marks || !$0.value.isEmpty || $0.headers.allSatisfy { $0.name != "notify-mark" }
+                }
                 if condition(records) { return records }
             }
             return records
@@ -146,10 +156,13 @@ final class RunningPipeline: Sendable {
     let pipeline: PipelineInstance
     private let task: Task<Void, any Error>
 
-    init(_ broker: EmbeddedBroker, configuration: CoreConfiguration, group: String = "notify-tests",
-         thumbnails: ThumbnailSettings? = nil, observer: PipelineObserver = .init(), logger: Logger = testLogger,
-         adjusting adjust: (inout PipelineSettings) -> Void = { _ in }) {
-        var settings = PipelineSettings(client: client(broker), groupId: group, core: configuration, thumbnails: thumbnails)
+    init(
+        _ broker: EmbeddedBroker, configuration: CoreConfiguration, group: String = "notify-tests",
+        thumbnails: ThumbnailSettings? = nil, observer: PipelineObserver = .init(), logger: Logger = testLogger,
+        adjusting adjust: (inout PipelineSettings) -> Void = { _ in }
+    ) {
+        var settings = PipelineSettings(
+            client: client(broker), groupId: group, core: configuration, thumbnails: thumbnails)
         adjust(&settings)
         pipeline = PipelineInstance(settings: settings, observer: observer, logger: logger)
         let pipeline = pipeline
@@ -186,7 +199,8 @@ func fingerprints(_ commands: [NotificationCommand]) -> [String] {
 func summary(_ fingerprint: String) -> String {
     guard let json = try? CoreJSON.parse(Array(fingerprint.utf8)) else { return fingerprint }
     let badge = json["content"]?["badge"].map { "\($0)" } ?? "-"
-    return "\(json["messageId"]?.stringValue ?? "badge") to \(json["recipient"]?["deviceId"]?.stringValue ?? "?") \(json["path"]?.stringValue ?? "") badge \(badge)"
+    return
+        "\(json["messageId"]?.stringValue ?? "badge") to \(json["recipient"]?["deviceId"]?.stringValue ?? "?") \(json["path"]?.stringValue ?? "") badge \(badge)"
 }
 
 /// How far a pipeline has read each input partition, from its observer: a test waits on it

@@ -1,10 +1,11 @@
 import Foundation
-import NotifyKafka
 import Logging
 import NotifyCore
+import NotifyKafka
 import NotifyTestSupport
 import Synchronization
 import Testing
+
 @testable import NotifyPipeline
 
 /// Users' producers are not ours: whatever deterministic partitioner and record timestamps they
@@ -37,8 +38,10 @@ import Testing
             get { metadata[key] }
             set { metadata[key] = newValue }
         }
-        func log(level: Logger.Level, message: Logger.Message, metadata: Logger.Metadata?, source: String, file: String,
-                 function: String, line: UInt) {
+        func log(
+            level: Logger.Level, message: Logger.Message, metadata: Logger.Metadata?, source: String, file: String,
+            function: String, line: UInt
+        ) {
             lines.withLock { $0.append(message.description) }
         }
     }
@@ -61,10 +64,11 @@ import Testing
             let producer = try KafkaProducer(configuration: client(broker), logger: testLogger)
             for (index, event) in events.enumerated() {
                 let key = Array(try InputEvent.decode(topic: event.topic, value: Array(event.json.utf8)).key.utf8)
-                _ = try await producer.send(OutgoingRecord(
-                    topic: event.topic, key: key, value: Array(event.json.utf8),
-                    partition: KafkaPartitioner.fnv1a.partition(of: key, partitionCount: 4),
-                    timestampMilliseconds: 1_000_000_000_000 - Int64(index) * 60_000))
+                _ = try await producer.send(
+                    OutgoingRecord(
+                        topic: event.topic, key: key, value: Array(event.json.utf8),
+                        partition: KafkaPartitioner.fnv1a.partition(of: key, partitionCount: 4),
+                        timestampMilliseconds: 1_000_000_000_000 - Int64(index) * 60_000))
                 try await Task.sleep(for: .milliseconds(50))
             }
             await producer.close()
@@ -98,22 +102,31 @@ import Testing
             let counts = misplaced.counts.withLock { $0 }
             let shouldMisplace = events.contains { event in
                 guard let key = try? InputEvent.decode(topic: event.topic, value: Array(event.json.utf8)).key,
-                      event.topic != Topic.identities else { return false }
+                    event.topic != Topic.identities
+                else { return false }
                 let bytes = Array(key.utf8)
                 let used: KafkaPartitioner = producer == .kcat ? .crc32 : producer == .murmur2 ? .murmur2 : .fnv1a
-                return used.partition(of: bytes, partitionCount: 4) != KafkaPartitioner.murmur2.partition(of: bytes, partitionCount: 4)
+                return used.partition(of: bytes, partitionCount: 4)
+                    != KafkaPartitioner.murmur2.partition(of: bytes, partitionCount: 4)
             }
-            let partitioningWarnings = warnings.lines.withLock { $0 }.filter { $0.contains("than murmur2 of their key gives") }
+            let partitioningWarnings = warnings.lines.withLock { $0 }.filter {
+                $0.contains("than murmur2 of their key gives")
+            }
             if producer == .murmur2 {
                 #expect(counts.isEmpty, "\(counts)")
                 #expect(partitioningWarnings.isEmpty, "\(partitioningWarnings)")
             } else {
-                #expect(shouldMisplace, "the scenario's keys must land elsewhere with \(producer) for this test to mean anything")
+                #expect(
+                    shouldMisplace,
+                    "the scenario's keys must land elsewhere with \(producer) for this test to mean anything")
                 #expect(counts.values.reduce(0, +) > 0)
                 // One warning per misplaced topic and instance, naming the topic and the partitioner to set.
                 for topic in counts.keys {
-                    #expect(partitioningWarnings.contains { $0.contains("Records of \(topic) arrive") && $0.contains("murmur2_random") },
-                            "no warning for \(topic): \(partitioningWarnings)")
+                    #expect(
+                        partitioningWarnings.contains {
+                            $0.contains("Records of \(topic) arrive") && $0.contains("murmur2_random")
+                        },
+                        "no warning for \(topic): \(partitioningWarnings)")
                 }
                 #expect(partitioningWarnings.count <= counts.count * instances)
             }
@@ -122,4 +135,6 @@ import Testing
 }
 
 /// kcat's path, if it is installed.
-let kcatExecutable: String? = ["/usr/bin/kcat", "/usr/local/bin/kcat"].first { FileManager.default.isExecutableFile(atPath: $0) }
+let kcatExecutable: String? = ["/usr/bin/kcat", "/usr/local/bin/kcat"].first {
+    FileManager.default.isExecutableFile(atPath: $0)
+}

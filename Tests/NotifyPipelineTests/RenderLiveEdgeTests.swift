@@ -1,7 +1,8 @@
 import Foundation
-import NotifyKafka
 import NotifyCore
+import NotifyKafka
 import Testing
+
 @testable import NotifyPipeline
 
 /// The cases where render and the live pipeline used to part (issue 22): the live pipeline gives
@@ -34,8 +35,10 @@ import Testing
             try await waitUntilCommitted(group: "notify-tests", broker: broker)
             let live = try await readCommands(from: broker) { $0.count >= expected.count }
             try await pipeline.stop()
-            #expect(fingerprints(live) == fingerprints(expected),
-                    "\(Set(fingerprints(live)).subtracting(fingerprints(expected)).map(summary)) instead of \(Set(fingerprints(expected)).subtracting(fingerprints(live)).map(summary))")
+            #expect(
+                fingerprints(live) == fingerprints(expected),
+                "\(Set(fingerprints(live)).subtracting(fingerprints(expected)).map(summary)) instead of \(Set(fingerprints(expected)).subtracting(fingerprints(live)).map(summary))"
+            )
         }
         return expected
     }
@@ -80,10 +83,12 @@ import Testing
     @Test(arguments: Arrival.allCases)
     func lateClientStateStampedBeforeAMessageAppliesFirstLiveAsInRender(_ arrival: Arrival) async throws {
         let configuration = try testCoreConfiguration()
-        let foreground = ScenarioEvent(topic: Topic.clientState, json: Scenario.json([
-            "type": "client.state", "id": "s1", "at": Scenario.at(1.5), "userId": "bob", "deviceId": "bob-phone",
-            "state": "foreground", "screen": ["kind": "settings"],
-        ]))
+        let foreground = ScenarioEvent(
+            topic: Topic.clientState,
+            json: Scenario.json([
+                "type": "client.state", "id": "s1", "at": Scenario.at(1.5), "userId": "bob", "deviceId": "bob-phone",
+                "state": "foreground", "screen": ["kind": "settings"],
+            ]))
         let expected = try await liveMatchesRender(
             Scenario.aliceAndBob + [
                 Scenario.message("m1", in: "c1", from: "alice", "before", at: 1),

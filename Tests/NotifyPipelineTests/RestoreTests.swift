@@ -1,7 +1,8 @@
 import Foundation
-import NotifyKafka
 import NotifyCore
+import NotifyKafka
 import Testing
+
 @testable import NotifyPipeline
 
 @Suite(.serialized) struct RestoreTests {
@@ -11,10 +12,11 @@ import Testing
     @Test func aTaskRestoresItsChangelogBeforeItsFirstRecord() async throws {
         let configuration = try testCoreConfiguration()
         try await withPipelineBroker { broker in
-            try await produce(Scenario.aliceAndBob + [
-                Scenario.message("m1", in: "c1", from: "alice", "one", at: 1),
-                Scenario.message("m2", in: "c1", from: "alice", "two", at: 2),
-            ], to: broker)
+            try await produce(
+                Scenario.aliceAndBob + [
+                    Scenario.message("m1", in: "c1", from: "alice", "one", at: 1),
+                    Scenario.message("m2", in: "c1", from: "alice", "two", at: 2),
+                ], to: broker)
             let first = RunningPipeline(broker, configuration: configuration)
             try await first.ready()
             let before = try await readCommands(from: broker) { $0.count >= 2 }

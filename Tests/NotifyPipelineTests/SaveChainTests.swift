@@ -1,6 +1,7 @@
-@testable import NotifyPipeline
 import Synchronization
 import Testing
+
+@testable import NotifyPipeline
 
 /// The order of a stage runner's sends, without a broker: each step of a send follows the same
 /// step of the sends before it, a save's offsets follow its changelog and every earlier save, and
@@ -18,7 +19,8 @@ import Testing
         func inOrder(_ pairs: (earlier: String, later: String)...) -> Bool {
             let steps = all
             return pairs.allSatisfy { pair in
-                guard let first = steps.firstIndex(of: pair.earlier), let second = steps.firstIndex(of: pair.later) else { return false }
+                guard let first = steps.firstIndex(of: pair.earlier), let second = steps.firstIndex(of: pair.later)
+                else { return false }
                 return first < second
             }
         }
@@ -53,7 +55,9 @@ import Testing
     }
 
     /// Queues a save named `name` that records its steps in `steps`.
-    static func queueSave(_ name: String, on chain: inout SaveChain<String>, steps: Steps, slowAcknowledgement: Bool = false)
+    static func queueSave(
+        _ name: String, on chain: inout SaveChain<String>, steps: Steps, slowAcknowledgement: Bool = false
+    )
         -> SaveChain<String>.WindowAction
     {
         chain.queueSave(
@@ -63,7 +67,9 @@ import Testing
                 return changelog
             },
             acknowledge: { changelog in
-                if slowAcknowledgement { await Self.slowly { steps.record("changelog \(changelog) acknowledged") } } else {
+                if slowAcknowledgement {
+                    await Self.slowly { steps.record("changelog \(changelog) acknowledged") }
+                } else {
                     steps.record("changelog \(changelog) acknowledged")
                 }
             },
@@ -72,21 +78,31 @@ import Testing
 
     @Test func outputsAreEnqueuedInTheOrderOfTheirSends() async throws {
         let steps = try await Self.steps { chain, steps in
-            chain.queueOutputs(enqueue: { await Self.slowly { steps.record("a enqueued") }; return "a" }, acknowledge: { _ in })
-            chain.queueOutputs(enqueue: { steps.record("b enqueued"); return "b" }, acknowledge: { _ in })
+            chain.queueOutputs(
+                enqueue: {
+                    await Self.slowly { steps.record("a enqueued") }
+                    return "a"
+                }, acknowledge: { _ in })
+            chain.queueOutputs(
+                enqueue: {
+                    steps.record("b enqueued")
+                    return "b"
+                }, acknowledge: { _ in })
         }
         #expect(steps.all == ["a enqueued", "b enqueued"])
     }
 
     @Test func aSavesChangelogFollowsTheAcknowledgementOfEveryEarlierOutput() async throws {
         let steps = try await Self.steps { chain, steps in
-            chain.queueOutputs(enqueue: { "a" }, acknowledge: { _ in await Self.slowly { steps.record("a acknowledged") } })
+            chain.queueOutputs(
+                enqueue: { "a" }, acknowledge: { _ in await Self.slowly { steps.record("a acknowledged") } })
             chain.queueOutputs(enqueue: { "b" }, acknowledge: { _ in steps.record("b acknowledged") })
             _ = Self.queueSave("1", on: &chain, steps: steps)
         }
-        #expect(steps.inOrder(
-            ("a acknowledged", "changelog 1 enqueued"), ("b acknowledged", "changelog 1 enqueued"),
-            ("changelog 1 acknowledged", "offsets 1 stored")), "\(steps.all)")
+        #expect(
+            steps.inOrder(
+                ("a acknowledged", "changelog 1 enqueued"), ("b acknowledged", "changelog 1 enqueued"),
+                ("changelog 1 acknowledged", "offsets 1 stored")), "\(steps.all)")
     }
 
     @Test func offsetsAreStoredAfterTheirChangelogAndEveryEarlierSave() async throws {
@@ -96,9 +112,10 @@ import Testing
             chain.queueOutputs(enqueue: { "b" }, acknowledge: { _ in })
             _ = Self.queueSave("2", on: &chain, steps: steps)
         }
-        #expect(steps.inOrder(
-            ("changelog 1 enqueued", "changelog 2 enqueued"), ("changelog 1 acknowledged", "offsets 1 stored"),
-            ("offsets 1 stored", "offsets 2 stored")), "\(steps.all)")
+        #expect(
+            steps.inOrder(
+                ("changelog 1 enqueued", "changelog 2 enqueued"), ("changelog 1 acknowledged", "offsets 1 stored"),
+                ("offsets 1 stored", "offsets 2 stored")), "\(steps.all)")
     }
 
     @Test func aFailedAcknowledgementHoldsBackTheOffsetsOfEveryLaterSave() async throws {
@@ -119,14 +136,23 @@ import Testing
         var chain = Self.chain(maxBatchesInFlight: 2, maxSavesInFlight: 1)
         for name in ["a", "b"] {
             chain.queueOutputs(enqueue: { name }, acknowledge: { _ in })
-            guard case .proceed = chain.batchWindow() else { Issue.record("\(name) waited"); return }
+            guard case .proceed = chain.batchWindow() else {
+                Issue.record("\(name) waited")
+                return
+            }
         }
         chain.queueOutputs(enqueue: { "c" }, acknowledge: { _ in })
-        guard case .wait(let oldestBatch) = chain.batchWindow() else { Issue.record("c did not wait"); return }
+        guard case .wait(let oldestBatch) = chain.batchWindow() else {
+            Issue.record("c did not wait")
+            return
+        }
         try await oldestBatch.value
         #expect(chain.inFlightCounts.batches == 2)
 
-        guard case .proceed = Self.queueSave("1", on: &chain, steps: steps) else { Issue.record("save 1 waited"); return }
+        guard case .proceed = Self.queueSave("1", on: &chain, steps: steps) else {
+            Issue.record("save 1 waited")
+            return
+        }
         guard case .wait(let oldestSave) = Self.queueSave("2", on: &chain, steps: steps) else {
             Issue.record("save 2 did not wait")
             return
@@ -142,11 +168,17 @@ import Testing
         chain.queueOutputs(enqueue: { "a" }, acknowledge: { _ in })
         chain.queueOutputs(enqueue: { "b" }, acknowledge: { _ in })
         _ = Self.queueSave("1", on: &chain, steps: steps)
-        guard case .wait(let pending) = chain.drain() else { Issue.record("nothing to drain"); return }
+        guard case .wait(let pending) = chain.drain() else {
+            Issue.record("nothing to drain")
+            return
+        }
         #expect(pending.count == 3)
         for work in pending { try await work.value }
         #expect(steps.all.contains("offsets 1 stored"))
-        guard case .done = chain.drain() else { Issue.record("drained twice"); return }
+        guard case .done = chain.drain() else {
+            Issue.record("drained twice")
+            return
+        }
         #expect(chain.inFlightCounts.batches == 0 && chain.inFlightCounts.saves == 0)
     }
 }

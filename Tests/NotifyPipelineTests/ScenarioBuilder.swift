@@ -14,41 +14,61 @@ enum Scenario {
     }
 
     static func identity(_ userId: String, _ name: String, at second: Double) -> ScenarioEvent {
-        ScenarioEvent(topic: Topic.identities, json: json([
-            "type": "identity.updated", "id": "i-\(userId)-\(second)", "at": at(second), "userId": userId, "displayName": name,
-        ]))
+        ScenarioEvent(
+            topic: Topic.identities,
+            json: json([
+                "type": "identity.updated", "id": "i-\(userId)-\(second)", "at": at(second), "userId": userId,
+                "displayName": name,
+            ]))
     }
 
     static func conversation(_ id: String, members: [String], at second: Double = 0) -> ScenarioEvent {
-        ScenarioEvent(topic: Topic.conversations, json: json([
-            "type": "conversation.updated", "id": "c-\(id)-\(second)", "at": at(second), "conversationId": id,
-            "kind": members.count > 2 ? "group" : "direct", "members": members,
-        ]))
+        ScenarioEvent(
+            topic: Topic.conversations,
+            json: json([
+                "type": "conversation.updated", "id": "c-\(id)-\(second)", "at": at(second), "conversationId": id,
+                "kind": members.count > 2 ? "group" : "direct", "members": members,
+            ]))
     }
 
     /// One Android device on FCM per user, `<user>-phone`.
     static func phone(_ userId: String, at second: Double = 0) -> ScenarioEvent {
-        ScenarioEvent(topic: Topic.devices, json: json([
-            "type": "devices.updated", "id": "d-\(userId)-\(second)", "at": at(second), "userId": userId,
-            "devices": [["deviceId": "\(userId)-phone", "platform": "android", "provider": "fcm",
-                         "token": "token-\(userId)", "appId": "com.example.chat"]],
-        ]))
+        ScenarioEvent(
+            topic: Topic.devices,
+            json: json([
+                "type": "devices.updated", "id": "d-\(userId)-\(second)", "at": at(second), "userId": userId,
+                "devices": [
+                    [
+                        "deviceId": "\(userId)-phone", "platform": "android", "provider": "fcm",
+                        "token": "token-\(userId)", "appId": "com.example.chat",
+                    ]
+                ],
+            ]))
     }
 
-    static func message(_ id: String, in conversation: String, from sender: String, _ text: String, at second: Double) -> ScenarioEvent {
-        ScenarioEvent(topic: Topic.messages, json: json([
-            "type": "message.received", "id": "e-\(id)", "at": at(second), "messageId": id,
-            "conversationId": conversation, "senderId": sender, "senderHandle": sender, "kind": "text", "text": text,
-        ]))
+    static func message(_ id: String, in conversation: String, from sender: String, _ text: String, at second: Double)
+        -> ScenarioEvent
+    {
+        ScenarioEvent(
+            topic: Topic.messages,
+            json: json([
+                "type": "message.received", "id": "e-\(id)", "at": at(second), "messageId": id,
+                "conversationId": conversation, "senderId": sender, "senderHandle": sender, "kind": "text",
+                "text": text,
+            ]))
     }
 
     /// A photo message: a JPEG of `bytes` at `https://cdn.example/<id>.jpg`, with a caption.
-    static func photo(_ id: String, in conversation: String, from sender: String, bytes: Int, at second: Double) -> ScenarioEvent {
-        ScenarioEvent(topic: Topic.messages, json: json([
-            "type": "message.received", "id": "e-\(id)", "at": at(second), "messageId": id,
-            "conversationId": conversation, "senderId": sender, "kind": "image", "text": "look",
-            "attachment": ["url": "https://cdn.example/\(id).jpg", "mimeType": "image/jpeg", "bytes": bytes],
-        ]))
+    static func photo(_ id: String, in conversation: String, from sender: String, bytes: Int, at second: Double)
+        -> ScenarioEvent
+    {
+        ScenarioEvent(
+            topic: Topic.messages,
+            json: json([
+                "type": "message.received", "id": "e-\(id)", "at": at(second), "messageId": id,
+                "conversationId": conversation, "senderId": sender, "kind": "image", "text": "look",
+                "attachment": ["url": "https://cdn.example/\(id).jpg", "mimeType": "image/jpeg", "bytes": bytes],
+            ]))
     }
 
     /// Alice and Bob known, their direct conversation `c1`, Bob's phone: the smallest world a message reaches a device in.
@@ -58,9 +78,11 @@ enum Scenario {
     ]
 
     static func read(_ userId: String, _ conversation: String, at second: Double) -> ScenarioEvent {
-        ScenarioEvent(topic: Topic.reads, json: json([
-            "type": "conversation.read", "id": "r-\(userId)-\(conversation)-\(second)", "at": at(second),
-            "userId": userId, "conversationId": conversation,
-        ]))
+        ScenarioEvent(
+            topic: Topic.reads,
+            json: json([
+                "type": "conversation.read", "id": "r-\(userId)-\(conversation)-\(second)", "at": at(second),
+                "userId": userId, "conversationId": conversation,
+            ]))
     }
 }

@@ -1,7 +1,8 @@
 import Foundation
-import NotifyKafka
 import NotifyCore
+import NotifyKafka
 import Testing
+
 @testable import NotifyPipeline
 
 /// A stage-1 task that stops making progress holds stage 2 no longer than `pipeline.maxEventTimeWait`,
@@ -19,17 +20,30 @@ import Testing
         try await withPipelineBroker { broker in
             let group = "stuck-stage-one"
             // The default lateness.
-            let arguments = settingArguments(configuration) + ["--set", "pipeline.maxEventTimeWait=1", "--set", "pipeline.lateness=0.01"]
-            let paused = try PipelineProcess(broker: broker, group: group, arguments: arguments + ["--stages", "fanout"])
-            let working = try PipelineProcess(broker: broker, group: group, arguments: arguments + ["--stages", "fanout"])
+            let arguments =
+                settingArguments(configuration) + [
+                    "--set", "pipeline.maxEventTimeWait=1", "--set", "pipeline.lateness=0.01",
+                ]
+            let paused = try PipelineProcess(
+                broker: broker, group: group, arguments: arguments + ["--stages", "fanout"])
+            let working = try PipelineProcess(
+                broker: broker, group: group, arguments: arguments + ["--stages", "fanout"])
             let port = try unusedPort()
             let route = try PipelineProcess(
-                broker: broker, group: group, arguments: arguments + ["--stages", "route"], httpListen: "127.0.0.1:\(port)")
-            defer { paused.send(SIGCONT); paused.kill(); working.kill(); route.kill() }
+                broker: broker, group: group, arguments: arguments + ["--stages", "route"],
+                httpListen: "127.0.0.1:\(port)")
+            defer {
+                paused.send(SIGCONT)
+                paused.kill()
+                working.kill()
+                route.kill()
+            }
             // All three at work: the world and a first message per conversation come out.
             try await produce(world.setup(), to: broker)
             try await produceBurst(world.messages(0..<200), to: broker)
-            _ = try await readCommands(from: broker, timeout: .seconds(120)) { Set($0.compactMap(\.messageId)).count >= 200 }
+            _ = try await readCommands(from: broker, timeout: .seconds(120)) {
+                Set($0.compactMap(\.messageId)).count >= 200
+            }
             let forcedBefore = try await metricValue("notify_event_time_forced_total", labels: "route", port: port)
 
             paused.send(SIGSTOP)
@@ -41,23 +55,41 @@ import Testing
             try await produceBurst(burst, to: broker)
             let produced = ContinuousClock.now
             // The stage-1 tasks still working are those whose fanout records of the burst come out.
-            _ = try await readCommands(from: broker) { $0.contains { ($0.messageId.flatMap { Int($0.dropFirst(2)) } ?? 0) >= 200 } }
-            let workingTasks = Set(try await readToEnd(Topic.fanout, from: broker).compactMap { record -> Int32? in
-                let json = try CoreJSON.parse(record.value)
-                guard (json["messageId"]?.stringValue.flatMap { Int($0.dropFirst(2)) } ?? 0) >= 200 else { return nil }
-                return record.headers.string(for: ProgressMark.header).flatMap { ProgressMark.parse(Array($0.utf8))?.task }
-            })
-            let expected = try Set(burst.compactMap { event -> String? in
-                let json = try CoreJSON.parse(Array(event.json.utf8))
-                let key = Array((json["conversationId"]?.stringValue ?? "").utf8)
-                return workingTasks.contains(KafkaPartitioner.murmur2.partition(of: key, partitionCount: 4)) ? json["messageId"]?.stringValue : nil
-            })
-            let commands = try await readCommands(from: broker, timeout: .seconds(30)) { expected.isSubset(of: Set($0.compactMap(\.messageId))) }
+            _ = try await readCommands(from: broker) {
+                $0.contains { ($0.messageId.flatMap { Int($0.dropFirst(2)) } ?? 0) >= 200 }
+            }
+            let workingTasks = Set(
+                try await readToEnd(Topic.fanout, from: broker).compactMap { record -> Int32? in
+                    let json = try CoreJSON.parse(record.value)
+                    guard (json["messageId"]?.stringValue.flatMap { Int($0.dropFirst(2)) } ?? 0) >= 200 else {
+                        return nil
+                    }
+                    return record.headers.string(for: ProgressMark.header).flatMap {
+                        ProgressMark.parse(Array($0.utf8))?.task
+                    }
+                })
+            let expected = try Set(
+                burst.compactMap { event -> String? in
+                    let json = try CoreJSON.parse(Array(event.json.utf8))
+                    let key = Array((json["conversationId"]?.stringValue ?? "").utf8)
+                    return workingTasks.contains(KafkaPartitioner.murmur2.partition(of: key, partitionCount: 4))
+                        ? json["messageId"]?.stringValue : nil
+                })
+            let commands = try await readCommands(from: broker, timeout: .seconds(30)) {
+                expected.isSubset(of: Set($0.compactMap(\.messageId)))
+            }
             let released = ContinuousClock.now - produced
-            let forced = try await metricValue("notify_event_time_forced_total", labels: "route", port: port) - forcedBefore
-            print("stage-1 tasks \(workingTasks.sorted()) working, the others paused: stage 2 folded their \(expected.count) messages \(released) after the burst, \(Int(forced)) records by the maximum wait")
-            #expect(!expected.isEmpty && expected.count < burst.count, "the working process should own some partitions, not all: \(workingTasks)")
-            #expect(!Set(commands.compactMap(\.messageId)).isSuperset(of: try messageTimes(burst).keys), "the paused process's messages came out")
+            let forced =
+                try await metricValue("notify_event_time_forced_total", labels: "route", port: port) - forcedBefore
+            print(
+                "stage-1 tasks \(workingTasks.sorted()) working, the others paused: stage 2 folded their \(expected.count) messages \(released) after the burst, \(Int(forced)) records by the maximum wait"
+            )
+            #expect(
+                !expected.isEmpty && expected.count < burst.count,
+                "the working process should own some partitions, not all: \(workingTasks)")
+            #expect(
+                !Set(commands.compactMap(\.messageId)).isSuperset(of: try messageTimes(burst).keys),
+                "the paused process's messages came out")
             #expect(forced > 0, "nothing was released by the maximum wait")
             // `released` is an upper bound only: it includes joining two reader groups, about 12 s on
             // this machine, while the processes' logs put the commands 1 to 2 s after the burst. So

@@ -1,8 +1,9 @@
 import Glibc
-import NotifyKafka
 import NotifyCore
+import NotifyKafka
 import NotifySinkStandIns
 import Testing
+
 @testable import NotifyPipeline
 
 @Suite struct ThumbnailResolverTests {
@@ -13,10 +14,14 @@ import Testing
     @Test func asksTheServiceAndTakesItsThumbnail() async throws {
         let service = ThumbnailStandIn(.answers)
         try await service.serve(logger: testLogger) { url in
-            let resolver = ThumbnailResolver(settings: ThumbnailSettings(url: url, timeout: Self.patient), client: .shared)
+            let resolver = ThumbnailResolver(
+                settings: ThumbnailSettings(url: url, timeout: Self.patient), client: .shared)
             let thumbnail = try await resolver.thumbnail(of: photo)
-            #expect(thumbnail == Attachment(
-                url: ThumbnailStandIn.thumbnailURL(of: photo.url), mimeType: "image/jpeg", bytes: ThumbnailStandIn.thumbnailBytes))
+            #expect(
+                thumbnail
+                    == Attachment(
+                        url: ThumbnailStandIn.thumbnailURL(of: photo.url), mimeType: "image/jpeg",
+                        bytes: ThumbnailStandIn.thumbnailBytes))
         }
         // The attachment URL travelled percent-encoded and arrived intact.
         #expect(service.requestedURLs == [photo.url])
@@ -25,7 +30,8 @@ import Testing
     @Test func aSlowServiceRunsOutOfTime() async throws {
         let service = ThumbnailStandIn(.slow(.seconds(8)))
         try await service.serve(logger: testLogger) { url in
-            let resolver = ThumbnailResolver(settings: ThumbnailSettings(url: url, timeout: .milliseconds(300)), client: .shared)
+            let resolver = ThumbnailResolver(
+                settings: ThumbnailSettings(url: url, timeout: .milliseconds(300)), client: .shared)
             let error = await #expect(throws: ThumbnailLookupError.self) { try await resolver.thumbnail(of: photo) }
             #expect(error?.description == "no answer within 300 ms")
             // The wait ended before the answer was given (no bound on the wall clock, which a
@@ -38,7 +44,8 @@ import Testing
     @Test func aServiceThatTakesNoConnectionRunsOutOfTime() async throws {
         // The deadline passes while the client is still connecting: the same answer as a slow reply.
         try await withUnacceptingListener { url in
-            let resolver = ThumbnailResolver(settings: ThumbnailSettings(url: url, timeout: .milliseconds(300)), client: .shared)
+            let resolver = ThumbnailResolver(
+                settings: ThumbnailSettings(url: url, timeout: .milliseconds(300)), client: .shared)
             let error = await #expect(throws: ThumbnailLookupError.self) { try await resolver.thumbnail(of: photo) }
             #expect(error?.description == "no answer within 300 ms")
         }
@@ -46,7 +53,8 @@ import Testing
 
     @Test func aFailingServiceGivesNoThumbnail() async throws {
         try await ThumbnailStandIn(.fails(status: 503)).serve(logger: testLogger) { url in
-            let resolver = ThumbnailResolver(settings: ThumbnailSettings(url: url, timeout: Self.patient), client: .shared)
+            let resolver = ThumbnailResolver(
+                settings: ThumbnailSettings(url: url, timeout: Self.patient), client: .shared)
             let error = await #expect(throws: ThumbnailLookupError.self) { try await resolver.thumbnail(of: photo) }
             #expect(error?.description == "the service answered 503")
         }
@@ -59,8 +67,9 @@ import Testing
         let ids = (1...5).map { "p\($0)" }
         let batch = ids.enumerated().map { offset, id in
             let message = Scenario.photo(id, in: "c1", from: "alice", bytes: 3_000_000, at: Double(offset))
-            return KafkaRecord(topic: Topic.messages, partition: 0, offset: Int64(offset), key: Array("c1".utf8),
-                               value: Array(message.json.utf8))
+            return KafkaRecord(
+                topic: Topic.messages, partition: 0, offset: Int64(offset), key: Array("c1".utf8),
+                value: Array(message.json.utf8))
         }
         let thumbnailed = try await service.serve(logger: testLogger) { url in
             await MessageThumbnails(settings: ThumbnailSettings(url: url, timeout: Self.patient), logger: testLogger)
@@ -80,11 +89,16 @@ import Testing
     @Test(arguments: [
         (#"not json"#, "the answer is not JSON"),
         (#"{"url":"ftp://x/y.jpg","mimeType":"image/jpeg","bytes":1}"#, "the answer has no http(s) \"url\""),
-        (#"{"url":"https://x/y.pdf","mimeType":"application/pdf","bytes":1}"#, "the answer's \"mimeType\" is not an image type"),
+        (
+            #"{"url":"https://x/y.pdf","mimeType":"application/pdf","bytes":1}"#,
+            "the answer's \"mimeType\" is not an image type"
+        ),
         (#"{"url":"https://x/y.jpg","mimeType":"image/jpeg","bytes":-4}"#, "the answer's \"bytes\" is not a size"),
     ])
     func unusableAnswersAreRefusedWithTheReason(answer: String, reason: String) {
-        let error = #expect(throws: ThumbnailLookupError.self) { try ThumbnailResolver.attachment(from: Array(answer.utf8)) }
+        let error = #expect(throws: ThumbnailLookupError.self) {
+            try ThumbnailResolver.attachment(from: Array(answer.utf8))
+        }
         #expect(error?.description == reason)
     }
 }
@@ -106,14 +120,15 @@ private func withUnacceptingListener(_ body: (String) async throws -> Void) asyn
     }
     let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
     var sockets = [listener]
-    defer { sockets.forEach { _ = close($0) } }
+    defer { for socket in sockets { _ = close(socket) } }
     var bound = loopback(port: 0)
     try #require(withSocketAddress(bound) { bind(listener, $0, $1) } == 0)
     try #require(listen(listener, 0) == 0)
     var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-    try #require(withUnsafeMutablePointer(to: &bound) {
-        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(listener, $0, &length) }
-    } == 0)
+    try #require(
+        withUnsafeMutablePointer(to: &bound) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(listener, $0, &length) }
+        } == 0)
     let port = UInt16(bigEndian: bound.sin_port)
     // A backlog of 0 holds one finished handshake; two more connections fill it for certain.
     for _ in 0..<2 {
@@ -178,7 +193,9 @@ private func withUnacceptingListener(_ body: (String) async throws -> Void) asyn
     }
 
     @Test(arguments: [ThumbnailStandIn.Behaviour.slow(.seconds(6)), .fails(status: 500)])
-    func aSlowOrFailingServiceDelaysNothingBeyondTheTimeoutAndLosesNothing(_ behaviour: ThumbnailStandIn.Behaviour) async throws {
+    func aSlowOrFailingServiceDelaysNothingBeyondTheTimeoutAndLosesNothing(_ behaviour: ThumbnailStandIn.Behaviour)
+        async throws
+    {
         let (commands, asked, answeredBefore) = try await run(behaviour)
         #expect(asked.count == 2)
         // Out before the slow service answered (it answers after 6 s, the lookups give up after 1 s):

@@ -1,11 +1,12 @@
 import Foundation
-import NotifyKafka
 import NotifyCore
+import NotifyKafka
+import NotifyRecords
 import NotifySinks
 import OTel
 import Testing
+
 @testable import NotifyPipeline
-import NotifyRecords
 
 @Suite(.serialized) struct TraceContextTests {
     static let incoming = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
@@ -14,8 +15,10 @@ import NotifyRecords
         let context = TraceContext(headers: [KafkaHeader(name: "traceparent", string: Self.incoming)])
         #expect(context?.traceId == "4bf92f3577b34da6a3ce929d0e0e4736")
         #expect(context?.description == Self.incoming)
-        for bad in ["", "01-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01", "00-xyz-00f067aa0ba902b7-01",
-                    "00-00000000000000000000000000000000-00f067aa0ba902b7-01", Self.incoming.uppercased()] {
+        for bad in [
+            "", "01-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01", "00-xyz-00f067aa0ba902b7-01",
+            "00-00000000000000000000000000000000-00f067aa0ba902b7-01", Self.incoming.uppercased(),
+        ] {
             #expect(TraceContext(headers: [KafkaHeader(name: "traceparent", string: bad)]) == nil, "\(bad)")
         }
         let child = context!.child()
@@ -24,8 +27,12 @@ import NotifyRecords
     }
 
     static let state = "congo=t61rcWkgMzE,rojo=00f067aa0ba902b7"
-    static let headers = [KafkaHeader(name: "traceparent", string: incoming), KafkaHeader(name: "tracestate", string: state)]
-    static let upperCase = [KafkaHeader(name: "traceparent", string: incoming.uppercased()), KafkaHeader(name: "tracestate", string: state)]
+    static let headers = [
+        KafkaHeader(name: "traceparent", string: incoming), KafkaHeader(name: "tracestate", string: state),
+    ]
+    static let upperCase = [
+        KafkaHeader(name: "traceparent", string: incoming.uppercased()), KafkaHeader(name: "tracestate", string: state),
+    ]
 
     /// `tracestate` goes on with the trace: a child keeps it, and a record traced with it carries it.
     @Test func tracestateGoesOnWithTheTrace() throws {
@@ -50,7 +57,10 @@ import NotifyRecords
         var headers = Self.headers
         let next = "00-4bf92f3577b34da6a3ce929d0e0e4736-b7ad6b7169203331-01"
         KafkaHeadersInjector().inject(next, forKey: "traceparent", into: &headers)
-        #expect(headers.filter { $0.name == "traceparent" }.map { String(decoding: $0.value ?? [], as: UTF8.self) } == [next])
+        #expect(
+            headers.filter { $0.name == "traceparent" }.map { String(decoding: $0.value ?? [], as: UTF8.self) } == [
+                next
+            ])
         #expect(headers.string(for: "tracestate") == Self.state)
     }
 
@@ -113,10 +123,13 @@ import NotifyRecords
         try await withPipelineBroker { broker in
             let pipeline = try await pipelineWithAliceAndBob(on: broker, configuration: configuration)
             let message = Scenario.message("m1", in: "c1", from: "alice", "traced", at: 1)
-            try await produceRaw([OutgoingRecord(
-                topic: Topic.messages, key: Array("c1".utf8), value: Array(message.json.utf8),
-                headers: [KafkaHeader(name: "traceparent", string: Self.incoming)],
-                timestampMilliseconds: Scenario.base.adding(seconds: 1).milliseconds)], to: broker)
+            try await produceRaw(
+                [
+                    OutgoingRecord(
+                        topic: Topic.messages, key: Array("c1".utf8), value: Array(message.json.utf8),
+                        headers: [KafkaHeader(name: "traceparent", string: Self.incoming)],
+                        timestampMilliseconds: Scenario.base.adding(seconds: 1).milliseconds)
+                ], to: broker)
             let fanout = try await readTopic(Topic.fanout, from: broker) { !$0.isEmpty }
             let commands = try await readTopic(Topic.commands, from: broker) { !$0.isEmpty }
             try await pipeline.stop()

@@ -1,11 +1,12 @@
 import Foundation
-import NotifyKafka
 import NotifyCore
+import NotifyKafka
+import NotifyRecords
 import NotifySinkStandIns
 import NotifySinks
 import Testing
+
 @testable import NotifyPipeline
-import NotifyRecords
 
 /// Spans exported over OTLP/HTTP by real `notify pipeline` and `notify sink` processes.
 @Suite(.serialized) struct TracingProcessTests {
@@ -18,7 +19,8 @@ import NotifyRecords
     @Test func spansOfOneMessageFromProduceToOutcomeFormOneTrace() async throws {
         let collector = CollectorStandIn()
         let secret = Array("webhook secret".utf8)
-        let secretFile = FileManager.default.temporaryDirectory.appendingPathComponent("tracing-secret-\(UUID().uuidString)")
+        let secretFile = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "tracing-secret-\(UUID().uuidString)")
         try Data(secret).write(to: secretFile)
         defer { try? FileManager.default.removeItem(at: secretFile) }
         let receiver = WebhookReceiver(secret: secret)
@@ -31,16 +33,20 @@ import NotifyRecords
                     let exporting = ["OTEL_EXPORTER_OTLP_ENDPOINT": endpoint, "OTEL_BSP_SCHEDULE_DELAY": "60000"]
                     let pipeline = try PipelineProcess(broker: broker, environment: exporting)
                     defer { pipeline.kill() }
-                    let sink = try PipelineProcess(notify: [
-                        "sink", "--kind", "webhook", "--bootstrap", broker.bootstrapServers, "--http-listen", "127.0.0.1:0",
-                        "--url", "https://127.0.0.1:\(port)\(WebhookReceiver.path)", "--secret-file", secretFile.path,
-                        "--ca-file", authority.caFile,
-                    ], environment: exporting)
+                    let sink = try PipelineProcess(
+                        notify: [
+                            "sink", "--kind", "webhook", "--bootstrap", broker.bootstrapServers, "--http-listen",
+                            "127.0.0.1:0",
+                            "--url", "https://127.0.0.1:\(port)\(WebhookReceiver.path)", "--secret-file",
+                            secretFile.path,
+                            "--ca-file", authority.caFile,
+                        ], environment: exporting)
                     defer { sink.kill() }
                     // Sent now, so that its command has not expired when the sink reads it.
                     let now = Date().timeIntervalSince1970 - Double(Scenario.base.milliseconds) / 1000
                     try await produce([Scenario.message("m1", in: "c1", from: "alice", "traced", at: now)], to: broker)
-                    let outcomes = try await readTopic(Topic.outcomes, from: broker, timeout: .seconds(120)) { records in
+                    let outcomes = try await readTopic(Topic.outcomes, from: broker, timeout: .seconds(120)) {
+                        records in
                         records.contains { Self.outcome(of: $0)?.outcome == .delivered }
                     }
                     await sink.stop(with: SIGTERM)
@@ -48,8 +54,11 @@ import NotifyRecords
                     let delivered = try #require(outcomes.first { Self.outcome(of: $0)?.outcome == .delivered })
                     // Sent before the processes exited; a moment for the last request's answer.
                     let deadline = ContinuousClock.now.advanced(by: .seconds(20))
-                    while !Set(collector.spans.map(\.name)).isSuperset(of: ["fanout fold", "route fold", "webhook delivery attempt"]),
-                          ContinuousClock.now < deadline {
+                    while !Set(collector.spans.map(\.name)).isSuperset(of: [
+                        "fanout fold", "route fold", "webhook delivery attempt",
+                    ]),
+                        ContinuousClock.now < deadline
+                    {
                         try await Task.sleep(for: .milliseconds(100))
                     }
                     return (delivered, collector.spans)
@@ -79,10 +88,13 @@ import NotifyRecords
         let attempts = spans.filter { $0.name == "webhook delivery attempt" }
         #expect(attempts.count == 1)
         #expect(attempts.allSatisfy { $0.serviceName == "notify-sink-webhook" })
-        #expect(attempts.allSatisfy { byId[$0.parentSpanId ?? ""]?.name == "route fold" }, "the attempt continues the command's fold")
+        #expect(
+            attempts.allSatisfy { byId[$0.parentSpanId ?? ""]?.name == "route fold" },
+            "the attempt continues the command's fold")
         #expect(spans.contains { $0.name == "route fold" && byId[$0.parentSpanId ?? ""]?.name == "fanout fold" })
-        #expect(spans.contains { $0.parentSpanId == attempts.first?.spanId && $0.name == "POST" },
-                "AsyncHTTPClient's request span is inside the delivery attempt")
+        #expect(
+            spans.contains { $0.parentSpanId == attempts.first?.spanId && $0.name == "POST" },
+            "AsyncHTTPClient's request span is inside the delivery attempt")
         #expect(trace.spanId == attempts.first?.spanId, "the outcome's traceparent names the delivery attempt")
     }
 

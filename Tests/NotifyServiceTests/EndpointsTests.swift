@@ -3,6 +3,7 @@ import Logging
 import NotifyBuild
 import NotifyTestSupport
 import Testing
+
 @testable import NotifyService
 
 @Suite("HTTP endpoints: health, readiness, metrics")
@@ -64,8 +65,12 @@ struct EndpointsTests {
             #expect(response.contentType?.hasPrefix("text/plain; version=0.0.4") == true)
             let exposition = try PrometheusText.parse(response.body)
             for metric in MetricName.catalogue {
-                #expect(exposition.types[metric.name] == metric.type.rawValue, "\(metric.name) has TYPE \(exposition.types[metric.name] ?? "none")")
-                #expect(exposition.helps[metric.name] == metric.help, "\(metric.name) has HELP \(exposition.helps[metric.name] ?? "none")")
+                #expect(
+                    exposition.types[metric.name] == metric.type.rawValue,
+                    "\(metric.name) has TYPE \(exposition.types[metric.name] ?? "none")")
+                #expect(
+                    exposition.helps[metric.name] == metric.help,
+                    "\(metric.name) has HELP \(exposition.helps[metric.name] ?? "none")")
             }
             #expect(exposition.value("notify_records_consumed_total", ["topic": "chat.messages"]) == 3)
             #expect(exposition.value("notify_sink_replacements_total", ["kind": "apns"]) == 1)
@@ -80,10 +85,14 @@ struct EndpointsTests {
             #expect(exposition.value("notify_suppressions_total", ["reason": "muted"]) == 1)
             #expect(exposition.value("notify_identity_timeouts_total", [:]) == 1)
             #expect(exposition.value("notify_processing_latency_seconds_count", ["stage": "route"]) == 2)
-            #expect(exposition.value("notify_processing_latency_seconds_bucket", ["stage": "route", "le": "0.005"]) == 1)
-            #expect(exposition.value("notify_processing_latency_seconds_bucket", ["stage": "route", "le": "+Inf"]) == 2)
+            #expect(
+                exposition.value("notify_processing_latency_seconds_bucket", ["stage": "route", "le": "0.005"]) == 1)
+            #expect(
+                exposition.value("notify_processing_latency_seconds_bucket", ["stage": "route", "le": "+Inf"]) == 2)
             #expect(exposition.value("notify_inapp_connections", [:]) == 5)
-            #expect(exposition.value("notify_build_info", ["version": NotifyBuild.version, "commit": NotifyBuild.commit]) == 1)
+            #expect(
+                exposition.value("notify_build_info", ["version": NotifyBuild.version, "commit": NotifyBuild.commit])
+                    == 1)
 
             metrics.recordConsumed(topic: "chat.messages", count: 4)
             let later = try PrometheusText.parse(try await get("/metrics", port: port).body)
@@ -105,7 +114,9 @@ struct EndpointsTests {
         let metrics = NotifyMetrics()
         let before = try PrometheusText.parse(metrics.exposition())
         #expect(before.samples(of: MetricName.identityTimeouts).isEmpty)
-        #expect(before.types[MetricName.identityTimeouts] == nil, "a process without stages does not declare their families")
+        #expect(
+            before.types[MetricName.identityTimeouts] == nil, "a process without stages does not declare their families"
+        )
         metrics.startPipelineSeries(stages: [("fanout", ["chat.messages", "chat.identities"])])
         metrics.startSinkSeries(kind: "webhook")
         metrics.startInAppGatewaySeries()
@@ -118,7 +129,8 @@ struct EndpointsTests {
         #expect(exposition.value(MetricName.retries, ["kind": "webhook"]) == 0)
         #expect(exposition.value(MetricName.sinkReplacements, ["kind": "webhook"]) == 0)
         for outcome in ["delivered", "expired", "token-invalid", "failed", "undeliverable-local"] {
-            #expect(exposition.value(MetricName.sinkOutcomes, ["kind": "webhook", "outcome": outcome]) == 0, "\(outcome)")
+            #expect(
+                exposition.value(MetricName.sinkOutcomes, ["kind": "webhook", "outcome": outcome]) == 0, "\(outcome)")
         }
         #expect(exposition.value(MetricName.suppressions, ["reason": "own-message"]) == 0)
         #expect(exposition.value(MetricName.eventTimeForced, ["stage": "fanout"]) == 0)
@@ -126,8 +138,10 @@ struct EndpointsTests {
         #expect(exposition.value(MetricName.inAppConnections, [:]) == 0)
         // No placeholder label values: every label of every sample has a real value.
         for sample in exposition.samples {
-            #expect(!sample.labels.values.contains { ["", "none", "unknown"].contains($0) } || sample.name == MetricName.buildInfo,
-                    "\(sample.name) \(sample.labels)")
+            #expect(
+                !sample.labels.values.contains { ["", "none", "unknown"].contains($0) }
+                    || sample.name == MetricName.buildInfo,
+                "\(sample.name) \(sample.labels)")
         }
     }
 
@@ -137,7 +151,8 @@ struct EndpointsTests {
         let cpu = try #require(exposition.value(MetricName.processCPU, [:]))
         #expect(cpu > 0)
         #expect(try #require(exposition.value(MetricName.processResidentMemory, [:])) > 1_000_000)
-        #expect(try #require(exposition.value(MetricName.processVirtualMemory, [:]))
+        #expect(
+            try #require(exposition.value(MetricName.processVirtualMemory, [:]))
                 >= exposition.value(MetricName.processResidentMemory, [:])!)
         let open = try #require(exposition.value(MetricName.processOpenFileDescriptors, [:]))
         #expect(open >= 3)
@@ -177,7 +192,9 @@ struct EndpointsTests {
         for family in MetricName.catalogue {
             guard let cells = documented[family.name], cells.count >= 3 else { continue }
             #expect(cells[0] == family.type.rawValue, "\(family.name): type")
-            #expect(cells[1] == (family.labels.isEmpty ? "–" : family.labels.joined(separator: ", ")), "\(family.name): labels")
+            #expect(
+                cells[1] == (family.labels.isEmpty ? "–" : family.labels.joined(separator: ", ")),
+                "\(family.name): labels")
             #expect(cells[2] == family.source.rawValue, "\(family.name): exported by")
         }
     }

@@ -5,6 +5,7 @@ import ServiceLifecycle
 import Synchronization
 import Testing
 import UnixSignals
+
 @testable import NotifyService
 
 /// A consumer-like service: on graceful shutdown it stops taking work, finishes what is in flight
@@ -34,7 +35,9 @@ private final class Stubborn: Service, Sendable {
 
 @Suite("Lifecycle: graceful shutdown within the deadline", .serialized)
 struct LifecycleTests {
-    @Test("a signal stops the group: in-flight work finishes and commits, open console streams end, all within the grace period")
+    @Test(
+        "a signal stops the group: in-flight work finishes and commits, open console streams end, all within the grace period"
+    )
     func signalShutdown() async throws {
         // 30 s: at 6 s (1.2 s to cancel) a starved test machine once went past the budget, and
         // ServiceGroup ended the test process.

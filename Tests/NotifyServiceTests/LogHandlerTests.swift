@@ -4,6 +4,7 @@ import OTel
 import Synchronization
 import Testing
 import Tracing
+
 @testable import NotifyService
 
 /// The lines a handler wrote.
@@ -20,17 +21,21 @@ private final class CapturedLines: Sendable {
     /// Each line parsed as a JSON object.
     func objects() throws -> [[String: Any]] {
         try all.map { line in
-            try #require(JSONSerialization.jsonObject(with: Data(line)) as? [String: Any], "not a JSON object: \(String(decoding: line, as: UTF8.self))")
+            try #require(
+                JSONSerialization.jsonObject(with: Data(line)) as? [String: Any],
+                "not a JSON object: \(String(decoding: line, as: UTF8.self))")
         }
     }
 }
 
 /// A logger whose handler is `format`'s, writing into `captured`, at trace level.
 private func logger(
-    _ format: LogFormat, into captured: CapturedLines, label: String = "notify.test", provider: Logger.MetadataProvider? = nil
+    _ format: LogFormat, into captured: CapturedLines, label: String = "notify.test",
+    provider: Logger.MetadataProvider? = nil
 ) -> Logger {
     Logger(label: label) { label in
-        NotifyLogging.handler(label: label, format: format, level: .trace, metadataProvider: provider, output: captured.output)
+        NotifyLogging.handler(
+            label: label, format: format, level: .trace, metadataProvider: provider, output: captured.output)
     }
 }
 
@@ -84,14 +89,19 @@ struct JSONLogHandlerTests {
     @Test("control characters, quotes, backslashes and line separators are escaped; other non-ASCII is UTF-8")
     func escaping() throws {
         let captured = CapturedLines()
-        let nasty = "quote \" backslash \\ newline \n return \r tab \t nul \u{0} bell \u{7} unit \u{1F} del \u{7F} ls \u{2028} ps \u{2029} / Bob 山田 é 👋🏽 \u{1F468}\u{200D}\u{1F469}"
-        logger(.json, into: captured, label: "notify \"label\"\n").info("\(nasty)", metadata: ["key \"\n": "\(nasty)", "nested": [nasty: ["\(nasty)"]]])
+        let nasty =
+            "quote \" backslash \\ newline \n return \r tab \t nul \u{0} bell \u{7} unit \u{1F} del \u{7F} ls \u{2028} ps \u{2029} / Bob 山田 é 👋🏽 \u{1F468}\u{200D}\u{1F469}"
+        logger(.json, into: captured, label: "notify \"label\"\n").info(
+            "\(nasty)", metadata: ["key \"\n": "\(nasty)", "nested": [nasty: ["\(nasty)"]]])
         let line = try #require(captured.all.first)
         // One line: no raw control character but the final newline, and valid UTF-8.
         #expect(line.dropLast().allSatisfy { $0 >= 0x20 && $0 != 0x7F }, "raw control bytes in \(captured.texts)")
         #expect(String(validating: line, as: UTF8.self) != nil)
         let text = try #require(captured.texts.first)
-        for escape in [#"\""#, #"\\"#, #"\n"#, #"\r"#, #"\t"#, #"\u0000"#, #"\u0007"#, #"\u001f"#, #"\u007f"#, #"\u2028"#, #"\u2029"#] {
+        for escape in [
+            #"\""#, #"\\"#, #"\n"#, #"\r"#, #"\t"#, #"\u0000"#, #"\u0007"#, #"\u001f"#, #"\u007f"#, #"\u2028"#,
+            #"\u2029"#,
+        ] {
             #expect(text.contains(escape), "\(escape) missing in \(text)")
         }
         #expect(text.contains("Bob 山田 é 👋🏽 \u{1F468}\u{200D}\u{1F469}"), "non-ASCII is written as UTF-8")
@@ -109,15 +119,21 @@ struct JSONLogHandlerTests {
     @Test("metadata: the logger's, the provider's, then the call's; dictionaries and arrays nest as JSON")
     func metadataNesting() throws {
         let captured = CapturedLines()
-        var log = logger(.json, into: captured, provider: Logger.MetadataProvider { ["from": "provider", "provided": "yes"] })
+        var log = logger(
+            .json, into: captured, provider: Logger.MetadataProvider { ["from": "provider", "provided": "yes"] })
         log[metadataKey: "from"] = "logger"
         log[metadataKey: "kept"] = "logger"
-        log.info("nested", metadata: [
-            "from": "call",
-            "partitions": [.stringConvertible(0), .stringConvertible(1)],
-            "consumer": ["group": "notify.route", "topics": ["chat.devices", "notify.fanout"], "lag": ["chat.devices[0]": "3"]],
-            "empty": [:], "none": [],
-        ])
+        log.info(
+            "nested",
+            metadata: [
+                "from": "call",
+                "partitions": [.stringConvertible(0), .stringConvertible(1)],
+                "consumer": [
+                    "group": "notify.route", "topics": ["chat.devices", "notify.fanout"],
+                    "lag": ["chat.devices[0]": "3"],
+                ],
+                "empty": [:], "none": [],
+            ])
         let metadata = try #require(try captured.objects().first?["metadata"] as? [String: Any])
         #expect(metadata["from"] as? String == "call")
         #expect(metadata["kept"] as? String == "logger")
@@ -130,7 +146,10 @@ struct JSONLogHandlerTests {
         #expect((metadata["empty"] as? [String: Any])?.isEmpty == true)
         #expect((metadata["none"] as? [Any])?.isEmpty == true)
         // Keys in order, so equal metadata gives equal lines.
-        #expect(try #require(captured.texts.first).contains(#""consumer":{"group":"notify.route","lag":{"chat.devices[0]":"3"},"topics":["chat.devices","notify.fanout"]}"#))
+        #expect(
+            try #require(captured.texts.first).contains(
+                #""consumer":{"group":"notify.route","lag":{"chat.devices[0]":"3"},"topics":["chat.devices","notify.fanout"]}"#
+            ))
     }
 
     @Test("a provider's trace_id and span_id are top-level fields, out of metadata; its other keys stay")
@@ -141,7 +160,10 @@ struct JSONLogHandlerTests {
         #expect(object["trace_id"] as? String == "4bf92f3577b34da6a3ce929d0e0e4736")
         #expect(object["span_id"] as? String == "00f067aa0ba902b7")
         #expect(object["metadata"] as? [String: String] == ["trace_flags": "1", "stage": "route"])
-        #expect(try #require(captured.texts.first).contains(#""message":"in a span","trace_id":"4bf92f3577b34da6a3ce929d0e0e4736","span_id":"00f067aa0ba902b7","metadata":"#))
+        #expect(
+            try #require(captured.texts.first).contains(
+                #""message":"in a span","trace_id":"4bf92f3577b34da6a3ce929d0e0e4736","span_id":"00f067aa0ba902b7","metadata":"#
+            ))
 
         // Outside a span the provider gives nothing, and the line has no ids.
         let quiet = CapturedLines()
@@ -185,10 +207,14 @@ struct JSONLogHandlerTests {
     @Test("the provider that LoggingSystem would pass reaches both handlers")
     func providerReachesTheTextHandler() throws {
         let captured = CapturedLines()
-        logger(.text, into: captured, label: "notify.sink.apns", provider: tracing).warning("retrying", metadata: ["attempt": "2"])
+        logger(.text, into: captured, label: "notify.sink.apns", provider: tracing).warning(
+            "retrying", metadata: ["attempt": "2"])
         let text = try #require(captured.texts.first)
         #expect(text.hasSuffix("\n") && text.dropLast().contains("\n") == false)
-        #expect(text.contains(" warning notify.sink.apns: attempt=2 span_id=00f067aa0ba902b7 trace_flags=1 trace_id=4bf92f3577b34da6a3ce929d0e0e4736 [NotifyServiceTests] retrying"), "\(text)")
+        #expect(
+            text.contains(
+                " warning notify.sink.apns: attempt=2 span_id=00f067aa0ba902b7 trace_flags=1 trace_id=4bf92f3577b34da6a3ce929d0e0e4736 [NotifyServiceTests] retrying"
+            ), "\(text)")
     }
 
     @Test("an error passed with the call is a top-level object")
@@ -210,7 +236,11 @@ struct JSONLogHandlerTests {
         await withTaskGroup(of: Void.self) { group in
             for task in 0..<8 {
                 group.addTask {
-                    for index in 0..<200 { log.info("task \(task) line \(index)", metadata: ["payload": "\(String(repeating: "x", count: 5000))"]) }
+                    for index in 0..<200 {
+                        log.info(
+                            "task \(task) line \(index)",
+                            metadata: ["payload": "\(String(repeating: "x", count: 5000))"])
+                    }
                 }
             }
         }
@@ -221,8 +251,12 @@ struct JSONLogHandlerTests {
     private func pythonRoundTrip(_ line: [UInt8]) throws -> String? {
         let python = Process()
         python.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        python.arguments = ["python3", "-c", "import json,sys; sys.stdout.buffer.write(json.loads(sys.stdin.buffer.read())['message'].encode('utf-8', 'surrogatepass'))"]
-        let input = Pipe(), output = Pipe()
+        python.arguments = [
+            "python3", "-c",
+            "import json,sys; sys.stdout.buffer.write(json.loads(sys.stdin.buffer.read())['message'].encode('utf-8', 'surrogatepass'))",
+        ]
+        let input = Pipe()
+        let output = Pipe()
         python.standardInput = input
         python.standardOutput = output
         try python.run()
@@ -241,9 +275,15 @@ struct LogFormatSettingTests {
     func layers() async throws {
         #expect(NotifySettings.defaults.logFormat == .text)
         #expect(try await NotifySettings.load(from: SettingsSources(environment: [:])).logFormat == .text)
-        #expect(try await NotifySettings.load(from: SettingsSources(environment: ["NOTIFY_LOG_FORMAT": "json"])).logFormat == .json)
-        #expect(try await NotifySettings.load(from: SettingsSources(
-            environment: ["NOTIFY_LOG_FORMAT": "json"], flags: ["log.format": "text"], flagNames: ["log.format": "--log-format"])).logFormat == .text)
+        #expect(
+            try await NotifySettings.load(from: SettingsSources(environment: ["NOTIFY_LOG_FORMAT": "json"])).logFormat
+                == .json)
+        #expect(
+            try await NotifySettings.load(
+                from: SettingsSources(
+                    environment: ["NOTIFY_LOG_FORMAT": "json"], flags: ["log.format": "text"],
+                    flagNames: ["log.format": "--log-format"])
+            ).logFormat == .text)
         let (path, directory) = try SettingsTests.writeConfig(#"{"log": {"format": "json", "level": "debug"}}"#)
         defer { try? FileManager.default.removeItem(at: directory) }
         let fromFile = try await NotifySettings.load(from: SettingsSources(configFile: path, environment: [:]))
@@ -253,12 +293,16 @@ struct LogFormatSettingTests {
     @Test("a bad value is refused, naming its source and the allowed values")
     func badValue() async throws {
         await #expect {
-            try await NotifySettings.load(from: SettingsSources(environment: [:], flags: ["log.format": "xml"], flagNames: ["log.format": "--log-format"]))
+            try await NotifySettings.load(
+                from: SettingsSources(
+                    environment: [:], flags: ["log.format": "xml"], flagNames: ["log.format": "--log-format"]))
         } throws: { error in
             "\(error)".contains(#"flag --log-format: log.format: invalid value: "xml" is not one of text, json"#)
         }
-        #expect(SettingsFileCheck.problems(in: Data(#"{"log": {"format": "JSON"}}"#.utf8), source: "n.json").map(\.description)
-            == [#"n.json: log.format: invalid value: "JSON" is not one of text, json; did you mean "json"?"#])
+        #expect(
+            SettingsFileCheck.problems(in: Data(#"{"log": {"format": "JSON"}}"#.utf8), source: "n.json").map(
+                \.description)
+                == [#"n.json: log.format: invalid value: "JSON" is not one of text, json; did you mean "json"?"#])
     }
 
     @Test("commands without settings read --log-format, then NOTIFY_LOG_FORMAT, checked the same way")
@@ -271,7 +315,10 @@ struct LogFormatSettingTests {
             _ = try LogFormat.resolve(flag: nil, environment: ["NOTIFY_LOG_FORMAT": "xml"])
             Issue.record("xml accepted")
         } catch {
-            #expect("\(error)".contains(#"environment variable NOTIFY_LOG_FORMAT: log.format: invalid value: "xml" is not one of text, json"#))
+            #expect(
+                "\(error)".contains(
+                    #"environment variable NOTIFY_LOG_FORMAT: log.format: invalid value: "xml" is not one of text, json"#
+                ))
         }
     }
 }

@@ -1,5 +1,6 @@
 import Logging
 import Testing
+
 @testable import NotifyService
 
 /// `/readyz` and `/healthz` against the thresholds of `probes.*`, driven by the hooks the pipeline
@@ -35,7 +36,9 @@ struct ProbeThresholdTests {
         }
     }
 
-    @Test("no answer from the cluster for probes.clusterTimeout: 503 on /readyz, 200 on /healthz; back at the next answer")
+    @Test(
+        "no answer from the cluster for probes.clusterTimeout: 503 on /readyz, 200 on /healthz; back at the next answer"
+    )
     func lostCluster() async throws {
         try await withRunningShell(shell()) { shell, port in
             shell.status.markReady()
@@ -55,7 +58,9 @@ struct ProbeThresholdTests {
         }
     }
 
-    @Test("partitions lost in a rebalance for probes.clusterTimeout: 503; an assignment, even of none, makes it ready again")
+    @Test(
+        "partitions lost in a rebalance for probes.clusterTimeout: 503; an assignment, even of none, makes it ready again"
+    )
     func lostPartitions() async throws {
         try await withRunningShell(shell()) { shell, port in
             shell.status.markReady()

@@ -4,6 +4,7 @@ import Logging
 import NIOCore
 import ServiceLifecycle
 import UnixSignals
+
 @testable import NotifyService
 
 /// Settings for tests: HTTP on 127.0.0.1 with a free port, and a grace period a starved test machine
@@ -44,7 +45,8 @@ func withRunningShell(
 
 /// GET `path` on 127.0.0.1:`port`: the status code and the body as text.
 func get(_ path: String, port: Int) async throws -> (status: Int, body: String, contentType: String?) {
-    let response = try await HTTPClient.shared.execute(HTTPClientRequest(url: "http://127.0.0.1:\(port)\(path)"), timeout: .seconds(10))
+    let response = try await HTTPClient.shared.execute(
+        HTTPClientRequest(url: "http://127.0.0.1:\(port)\(path)"), timeout: .seconds(10))
     let body = try await response.body.collect(upTo: 16 << 20)
     return (Int(response.status.code), String(buffer: body), response.headers.first(name: "content-type"))
 }

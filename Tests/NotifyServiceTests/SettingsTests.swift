@@ -1,12 +1,14 @@
 import Foundation
 import Testing
+
 @testable import NotifyService
 
 @Suite("Settings: layers, checks and the reference")
 struct SettingsTests {
     /// A config file in a fresh temporary directory, removed by the caller's `defer`.
     static func writeConfig(_ text: String, name: String = "notify.json") throws -> (path: String, directory: URL) {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("notify-settings-\(UUID().uuidString)")
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "notify-settings-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let file = directory.appendingPathComponent(name)
         try Data(text.utf8).write(to: file)
@@ -26,7 +28,8 @@ struct SettingsTests {
 
     @Test("flags beat the environment, which beats the file, which beats the defaults")
     func precedence() async throws {
-        let config = try Self.writeConfig("""
+        let config = try Self.writeConfig(
+            """
             {"kafka": {"bootstrap": "file:9092", "clientId": "from-file", "maxBatchSize": 10,
                        "properties": {"security.protocol": "SSL", "linger.ms": 5}},
              "pipeline": {"identityWait": 1.5, "clientStateMaxAge": 60},
@@ -35,8 +38,10 @@ struct SettingsTests {
         defer { try? FileManager.default.removeItem(at: config.directory) }
         let sources = SettingsSources(
             configFile: config.path,
-            environment: ["NOTIFY_KAFKA_BOOTSTRAP": "env:9092", "NOTIFY_KAFKA_CLIENT_ID": "from-env",
-                          "NOTIFY_PIPELINE_IDENTITY_WAIT": "3", "NOTIFY_KAFKA_PROPERTIES": "linger.ms=7,acks=all"],
+            environment: [
+                "NOTIFY_KAFKA_BOOTSTRAP": "env:9092", "NOTIFY_KAFKA_CLIENT_ID": "from-env",
+                "NOTIFY_PIPELINE_IDENTITY_WAIT": "3", "NOTIFY_KAFKA_PROPERTIES": "linger.ms=7,acks=all",
+            ],
             flags: ["kafka.bootstrap": "flag:9092"], flagNames: ["kafka.bootstrap": "--bootstrap"],
             kafkaProperties: ["acks": "1"])
         let settings = try await NotifySettings.load(from: sources)
@@ -51,13 +56,15 @@ struct SettingsTests {
 
     @Test("NOTIFY_BOOTSTRAP is read when NOTIFY_KAFKA_BOOTSTRAP is absent")
     func bootstrapAlias() async throws {
-        let settings = try await NotifySettings.load(from: SettingsSources(environment: ["NOTIFY_BOOTSTRAP": "alias:1"]))
+        let settings = try await NotifySettings.load(
+            from: SettingsSources(environment: ["NOTIFY_BOOTSTRAP": "alias:1"]))
         #expect(settings.kafka.bootstrap == "alias:1")
     }
 
     @Test("a file's unknown key, wrong type and value out of range are each explained with their path")
     func fileProblems() throws {
-        let config = try Self.writeConfig("""
+        let config = try Self.writeConfig(
+            """
             {"kafka": {"bootstap": "x:1", "maxBatchSize": "many"},
              "pipeline": {"identityWait": 600, "stages": ["fanout", "rout"]},
              "htp": {"listen": "0.0.0.0:80"},
@@ -67,15 +74,16 @@ struct SettingsTests {
         defer { try? FileManager.default.removeItem(at: config.directory) }
         let problems = SettingsFileCheck.problems(inFileAt: config.path)
         let messages = problems.map(\.description)
-        #expect(messages == [
-            "bad.json: htp: unknown setting; did you mean \"http\"?",
-            "bad.json: http.listen: invalid value: \"nowhere\" is not HOST:PORT (no port)",
-            "bad.json: kafka.bootstap: unknown setting; did you mean \"kafka.bootstrap\"?",
-            "bad.json: kafka.maxBatchSize: expected integer, 1…100000, found text \"many\"",
-            "bad.json: log.level: invalid value: \"verbose\" is not one of trace, debug, info, notice, warning, error, critical",
-            "bad.json: pipeline.identityWait: out of range: 600 s is outside 0…60 s",
-            "bad.json: pipeline.stages: invalid value: \"rout\" is not one of fanout, route; did you mean \"route\"?",
-        ])
+        #expect(
+            messages == [
+                "bad.json: htp: unknown setting; did you mean \"http\"?",
+                "bad.json: http.listen: invalid value: \"nowhere\" is not HOST:PORT (no port)",
+                "bad.json: kafka.bootstap: unknown setting; did you mean \"kafka.bootstrap\"?",
+                "bad.json: kafka.maxBatchSize: expected integer, 1…100000, found text \"many\"",
+                "bad.json: log.level: invalid value: \"verbose\" is not one of trace, debug, info, notice, warning, error, critical",
+                "bad.json: pipeline.identityWait: out of range: 600 s is outside 0…60 s",
+                "bad.json: pipeline.stages: invalid value: \"rout\" is not one of fanout, route; did you mean \"route\"?",
+            ])
     }
 
     @Test("a file that is not JSON is refused with the parser's reason")
@@ -85,23 +93,26 @@ struct SettingsTests {
         let problems = SettingsFileCheck.problems(inFileAt: config.path)
         #expect(problems.count == 1)
         #expect(problems.first?.description.hasPrefix("broken.json: not valid JSON") == true)
-        #expect(SettingsFileCheck.problems(inFileAt: config.directory.appendingPathComponent("missing.json").path)
-            .map(\.description).first?.contains("cannot read") == true)
+        #expect(
+            SettingsFileCheck.problems(inFileAt: config.directory.appendingPathComponent("missing.json").path)
+                .map(\.description).first?.contains("cannot read") == true)
     }
 
     @Test("loading refuses bad environment variables and flags, naming each source")
     func loadProblems() async throws {
         let sources = SettingsSources(
             environment: ["NOTIFY_KAFKA_MAX_BATCH_SIZE": "lots", "NOTIFY_SHUTDOWN_GRACE_PERIOD": "0"],
-            flags: ["http.listen": "localhost", "pipeline.identityWiat": "1"], flagNames: ["http.listen": "--http-listen"])
+            flags: ["http.listen": "localhost", "pipeline.identityWiat": "1"],
+            flagNames: ["http.listen": "--http-listen"])
         let error = await #expect(throws: SettingsError.self) { try await NotifySettings.load(from: sources) }
         let messages = Set(error?.problems.map(\.description) ?? [])
-        #expect(messages == [
-            "environment variable NOTIFY_KAFKA_MAX_BATCH_SIZE: kafka.maxBatchSize: expected integer, 1…100000, found \"lots\"",
-            "environment variable NOTIFY_SHUTDOWN_GRACE_PERIOD: shutdown.gracePeriod: out of range: 0 s is outside 1…120 s",
-            "flag --http-listen: http.listen: invalid value: \"localhost\" is not HOST:PORT (no port)",
-            "flag --set pipeline.identityWiat: pipeline.identityWiat: unknown setting; did you mean \"pipeline.identityWait\"?",
-        ])
+        #expect(
+            messages == [
+                "environment variable NOTIFY_KAFKA_MAX_BATCH_SIZE: kafka.maxBatchSize: expected integer, 1…100000, found \"lots\"",
+                "environment variable NOTIFY_SHUTDOWN_GRACE_PERIOD: shutdown.gracePeriod: out of range: 0 s is outside 1…120 s",
+                "flag --http-listen: http.listen: invalid value: \"localhost\" is not HOST:PORT (no port)",
+                "flag --set pipeline.identityWiat: pipeline.identityWiat: unknown setting; did you mean \"pipeline.identityWait\"?",
+            ])
     }
 
     @Test("every setting's documented environment variable is the one that is read")
@@ -123,14 +134,15 @@ struct SettingsTests {
         for definition in SettingsCatalogue.all {
             #expect(!definition.summary.isEmpty, "\(definition.key) has no summary")
             if let value = definition.defaultValue {
-                let content: Result<SettingValue, SettingsProblem.Kind> = switch value {
-                case .text(let text): definition.check(.string(text))
-                case .integer(let number): definition.check(.int(number))
-                case .seconds(let number): definition.check(.double(number))
-                case .boolean(let flag): definition.check(.bool(flag))
-                case .list(let words): definition.check(.stringArray(words))
-                case .properties: .success(value)
-                }
+                let content: Result<SettingValue, SettingsProblem.Kind> =
+                    switch value {
+                    case .text(let text): definition.check(.string(text))
+                    case .integer(let number): definition.check(.int(number))
+                    case .seconds(let number): definition.check(.double(number))
+                    case .boolean(let flag): definition.check(.bool(flag))
+                    case .list(let words): definition.check(.stringArray(words))
+                    case .properties: .success(value)
+                    }
                 #expect((try? content.get()) == value, "\(definition.key)'s default fails its own check")
             }
         }
@@ -141,6 +153,8 @@ struct SettingsTests {
         let path = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent().appendingPathComponent("docs/configuration.md")
         let onDisk = try String(contentsOf: path, encoding: .utf8)
-        #expect(onDisk == ConfigurationReference.markdown(), "regenerate with: notify config reference > docs/configuration.md")
+        #expect(
+            onDisk == ConfigurationReference.markdown(),
+            "regenerate with: notify config reference > docs/configuration.md")
     }
 }

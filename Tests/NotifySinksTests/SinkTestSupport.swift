@@ -1,8 +1,8 @@
 import Crypto
 import Foundation
-import NotifyKafka
 import Logging
 import NotifyCore
+import NotifyKafka
 import NotifySinkStandIns
 import NotifySinks
 
@@ -22,15 +22,18 @@ func withCertificateAuthority<T>(_ body: (TestCertificateAuthority) async throws
 
 /// A command as the route stage would write it, for `provider` / `path`, expiring in `expiresIn`.
 func makeCommand(
-    id: String, userId: String = "u1", deviceId: String = "d1", provider: PushProvider = .apns, path: DeliveryPath = .push,
+    id: String, userId: String = "u1", deviceId: String = "d1", provider: PushProvider = .apns,
+    path: DeliveryPath = .push,
     token: String = "a1b2c3d4", expiresIn: TimeInterval = 3600, at: Date = Date()
 ) -> NotificationCommand {
     let content: JSONValue = .object([
-        "title": .string("Ana"), "body": .string("hello \(id)"), "threadId": .string("c1"), "category": .string("message"),
+        "title": .string("Ana"), "body": .string("hello \(id)"), "threadId": .string("c1"),
+        "category": .string("message"),
     ])
     var command = NotificationCommand(
         id: id, at: at.formatted(.iso8601), path: path,
-        recipient: Recipient(userId: userId, deviceId: deviceId, platform: provider == .apns ? .ios : .android, provider: provider),
+        recipient: Recipient(
+            userId: userId, deviceId: deviceId, platform: provider == .apns ? .ios : .android, provider: provider),
         conversationId: "c1", messageId: "m-\(id)",
         expiresAt: Date().addingTimeInterval(expiresIn).formatted(.iso8601), content: content
     )
@@ -45,16 +48,20 @@ func makeCommand(
                 "apns-id": UUID().uuidString.lowercased(),
             ],
             payload: .object([
-                "aps": .object(["alert": .object(["title": .string("Ana"), "body": .string("hello \(id)")]), "thread-id": .string("c1")]),
+                "aps": .object([
+                    "alert": .object(["title": .string("Ana"), "body": .string("hello \(id)")]),
+                    "thread-id": .string("c1"),
+                ]),
                 "talkroom-id": .string("c1"),
             ])
         )
     case (.push, .fcm):
-        command.fcm = FCMRendering(message: .object([
-            "token": .string(token),
-            "notification": .object(["title": .string("Ana"), "body": .string("hello \(id)")]),
-            "data": .object(["talkroom-id": .string("c1")]),
-        ]))
+        command.fcm = FCMRendering(
+            message: .object([
+                "token": .string(token),
+                "notification": .object(["title": .string("Ana"), "body": .string("hello \(id)")]),
+                "data": .object(["talkroom-id": .string("c1")]),
+            ]))
     }
     return command
 }
@@ -94,7 +101,8 @@ struct APNsFixture {
         APNsStandIn(publicKey: key.publicKey, keyId: keyId, teamId: teamId, keepsRequests: keepsRequests)
     }
 
-    func sink(port: Int, authority: TestCertificateAuthority, requestTimeout: Duration = .seconds(5)) throws -> APNsSink {
+    func sink(port: Int, authority: TestCertificateAuthority, requestTimeout: Duration = .seconds(5)) throws -> APNsSink
+    {
         try APNsSink(
             endpoint: "https://127.0.0.1:\(port)",
             providerToken: try APNsProviderToken(p8: p8, keyId: keyId, teamId: teamId),

@@ -17,6 +17,8 @@ struct APNsSinkOptions: SinkKindOptions {
             p8: try Secret.load(file: keyFile, environmentVariable: "NOTIFY_APNS_KEY"),
             keyId: try context.required(keyId, "--key-id"), teamId: try context.required(teamId, "--team-id")
         )
-        return try APNsSink(endpoint: shared.endpoint ?? "https://api.push.apple.com", providerToken: token, transport: shared.transport)
+        return try APNsSink(
+            endpoint: shared.endpoint ?? "https://api.push.apple.com", providerToken: token, transport: shared.transport
+        )
     }
 }

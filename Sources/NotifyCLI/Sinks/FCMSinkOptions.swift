@@ -7,7 +7,9 @@ struct FCMSinkOptions: SinkKindOptions {
     var serviceAccount: String?
 
     func makeSink(_ shared: SharedSinkOptions, _ context: SinkKindContext) throws -> FCMSink {
-        let account = try ServiceAccount(json: try Secret.load(file: serviceAccount, environmentVariable: "NOTIFY_FCM_SERVICE_ACCOUNT"))
-        return try FCMSink(endpoint: shared.endpoint ?? "https://fcm.googleapis.com", account: account, transport: shared.transport)
+        let account = try ServiceAccount(
+            json: try Secret.load(file: serviceAccount, environmentVariable: "NOTIFY_FCM_SERVICE_ACCOUNT"))
+        return try FCMSink(
+            endpoint: shared.endpoint ?? "https://fcm.googleapis.com", account: account, transport: shared.transport)
     }
 }

@@ -15,7 +15,8 @@ struct InAppSinkOptions: SinkKindOptions {
         context.metrics.startInAppGatewaySeries()
         _ = try listenAddress(listen, flag: "--listen")
         let secrets = InAppTokenSecrets(
-            withoutKid: try Secret.loadIfGiven(file: shared.secretFile, environmentVariable: "NOTIFY_INAPP_SECRET", trimmingTrailingNewline: true),
+            withoutKid: try Secret.loadIfGiven(
+                file: shared.secretFile, environmentVariable: "NOTIFY_INAPP_SECRET", trimmingTrailingNewline: true),
             directory: context.settings.sink.inapp.secretsDirectory)
         let metrics = context.metrics
         let gateway = InAppGateway(

@@ -17,7 +17,10 @@ struct SharedSinkOptions: ParsableArguments {
     @Option(help: "inapp, webhook: the shared secret's file (else env NOTIFY_INAPP_SECRET / NOTIFY_WEBHOOK_SECRET).")
     var secretFile: String?
 
-    @Option(help: "inapp: a directory of token secrets, each file's name its kid; webhook: a directory of further secrets (setting sink.KIND.secretsDirectory).")
+    @Option(
+        help:
+            "inapp: a directory of token secrets, each file's name its kid; webhook: a directory of further secrets (setting sink.KIND.secretsDirectory)."
+    )
     var secretsDir: String?
 
     @Option(help: "webhook, jsonl: only commands of this path (push or local).")
@@ -35,11 +38,15 @@ struct SharedSinkOptions: ParsableArguments {
     func selection() throws -> CommandSelection {
         var selection = CommandSelection.all
         if let path {
-            guard let value = DeliveryPath(rawValue: path) else { throw ValidationError("--path must be push or local.") }
+            guard let value = DeliveryPath(rawValue: path) else {
+                throw ValidationError("--path must be push or local.")
+            }
             selection.paths = [value]
         }
         if let provider {
-            guard let value = PushProvider(rawValue: provider) else { throw ValidationError("--provider must be apns or fcm.") }
+            guard let value = PushProvider(rawValue: provider) else {
+                throw ValidationError("--provider must be apns or fcm.")
+            }
             selection.providers = [value]
         }
         return selection

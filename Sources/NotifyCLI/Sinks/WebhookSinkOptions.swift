@@ -13,7 +13,8 @@ struct WebhookSinkOptions: SinkKindOptions {
         return try WebhookSink(
             url: try context.required(url, "--url"),
             secrets: try WebhookSecret.load(
-                file: shared.secretFile, environmentVariable: "NOTIFY_WEBHOOK_SECRET", directory: settings.secretsDirectory),
+                file: shared.secretFile, environmentVariable: "NOTIFY_WEBHOOK_SECRET",
+                directory: settings.secretsDirectory),
             legacySignature: settings.legacySignature, selection: try shared.selection(), transport: shared.transport
         )
     }

@@ -23,8 +23,10 @@ struct APNsRenderer {
 
     /// Writes the payload of an alert about a message. `content` has already
     /// been through the service extension's attachment rule.
-    func writeAlertPayload(_ content: NotificationContent, identity: IdentityJSON, policy: NotificationPolicy,
-                           to writer: inout JSONWriter) {
+    func writeAlertPayload(
+        _ content: NotificationContent, identity: IdentityJSON, policy: NotificationPolicy,
+        to writer: inout JSONWriter
+    ) {
         writer.writeObject { writer, first in
             writer.constantKey("aps", &first)
             writer.writeObject { writer, first in
@@ -71,7 +73,8 @@ struct APNsRenderer {
 
     /// An alert for an iOS device: the payload of the content after the
     /// attachment rule, with the body shortened until it fits.
-    func fittedAlert(_ content: NotificationContent, identity: IdentityJSON, policy: NotificationPolicy) -> EncodedJSON {
+    func fittedAlert(_ content: NotificationContent, identity: IdentityJSON, policy: NotificationPolicy) -> EncodedJSON
+    {
         content.accepting(on: .serviceExtension, texts: texts).fitted { accepted in
             EncodedJSON { writeAlertPayload(accepted, identity: identity, policy: policy, to: &$0) }
         }.1

@@ -31,8 +31,11 @@ struct CommandBuilder {
         let contentJSON: EncodedJSON
         let localRendering: EncodedJSON
 
-        init(record: FanoutRecord, content: NotificationContent, policy: NotificationPolicy, at: String, expiresAt: EventTime,
-             expiresAtText: String, identity: IdentityJSON, contentJSON: EncodedJSON, localRendering: EncodedJSON) {
+        init(
+            record: FanoutRecord, content: NotificationContent, policy: NotificationPolicy, at: String,
+            expiresAt: EventTime,
+            expiresAtText: String, identity: IdentityJSON, contentJSON: EncodedJSON, localRendering: EncodedJSON
+        ) {
             self.record = record
             self.content = content
             self.policy = policy
@@ -68,14 +71,18 @@ struct CommandBuilder {
         let (_, localRendering) = content.accepting(on: .serviceExtension, texts: configuration.texts).fitted {
             Self.localRendering($0, identity: identity)
         }
-        let contentJSON = localRendering.part(Self.localRenderingPrefix.utf8CodeUnitCount..<localRendering.encodedCount - 1)
+        let contentJSON = localRendering.part(
+            Self.localRenderingPrefix.utf8CodeUnitCount..<localRendering.encodedCount - 1)
         return PreparedMessage(
             record: record, content: content, policy: policy, at: record.at.rfc3339, expiresAt: expiresAt,
-            expiresAtText: expiresAt.rfc3339, identity: identity, contentJSON: contentJSON, localRendering: localRendering)
+            expiresAtText: expiresAt.rfc3339, identity: identity, contentJSON: contentJSON,
+            localRendering: localRendering)
     }
 
     /// The command that tells `device` about a message.
-    func messageCommand(_ record: FanoutRecord, content: NotificationContent, device: Device, path: DeliveryPath) -> NotificationCommand {
+    func messageCommand(_ record: FanoutRecord, content: NotificationContent, device: Device, path: DeliveryPath)
+        -> NotificationCommand
+    {
         messageCommand(prepare(record, content: content), device: device, path: path)
     }
 
@@ -91,20 +98,29 @@ struct CommandBuilder {
         case (.local, _):
             command.localJSON = message.localRendering
         case (.push, .apns):
-            let headers = apns.headers(commandId: commandId, policy: message.policy, expiresAt: message.expiresAt, appId: device.appId)
-            command.apns = APNsRendering(token: device.token, headers: headers,
-                                         payload: apns.fittedAlert(message.content, identity: message.identity, policy: message.policy))
+            let headers = apns.headers(
+                commandId: commandId, policy: message.policy, expiresAt: message.expiresAt, appId: device.appId)
+            command.apns = APNsRendering(
+                token: device.token, headers: headers,
+                payload: apns.fittedAlert(message.content, identity: message.identity, policy: message.policy))
         case (.push, .fcm):
-            let headers = device.platform == .ios
-                ? apns.headers(commandId: commandId, policy: message.policy, expiresAt: message.expiresAt, appId: device.appId) : EncodedJSON(.object([:]))
-            command.fcm = FCMRendering(message: fcm.alertMessage(message.content, identity: message.identity, device: device,
-                                                                 policy: message.policy, apnsHeaders: headers))
+            let headers =
+                device.platform == .ios
+                ? apns.headers(
+                    commandId: commandId, policy: message.policy, expiresAt: message.expiresAt, appId: device.appId)
+                : EncodedJSON(.object([:]))
+            command.fcm = FCMRendering(
+                message: fcm.alertMessage(
+                    message.content, identity: message.identity, device: device,
+                    policy: message.policy, apnsHeaders: headers))
         }
         return command
     }
 
     /// The background push that sets `device`'s badge (rule 12), caused by event `source` at `at`.
-    func badgeCommand(source: String, at: EventTime, userId: String, update: BadgeUpdate, device: Device) -> NotificationCommand {
+    func badgeCommand(source: String, at: EventTime, userId: String, update: BadgeUpdate, device: Device)
+        -> NotificationCommand
+    {
         let policy = configuration.policies["badge"]
         let commandId = DeterministicID.commandId(source: source, deviceId: device.deviceId, path: .push)
         let expiresAt = at.adding(seconds: policy.ttlSeconds)
@@ -114,8 +130,11 @@ struct CommandBuilder {
             conversationId: update.clearThreadIds.count == 1 ? update.clearThreadIds[0] : nil, messageId: nil,
             expiresAt: expiresAt.rfc3339, content: update.jsonValue)
         switch device.provider {
-        case .apns: command.apns = APNsRendering(token: device.token, headers: headers, payload: apns.badgePayload(update))
-        case .fcm: command.fcm = FCMRendering(message: fcm.badgeMessage(update, device: device, policy: policy, apnsHeaders: headers))
+        case .apns:
+            command.apns = APNsRendering(token: device.token, headers: headers, payload: apns.badgePayload(update))
+        case .fcm:
+            command.fcm = FCMRendering(
+                message: fcm.badgeMessage(update, device: device, policy: policy, apnsHeaders: headers))
         }
         return command
     }

@@ -5,9 +5,14 @@ struct ContentBuilder {
 
     /// The content of `message` in `conversation`; `sender` is `nil` when the
     /// sender's identity is not known (rule 9: fall back to the handle, else a generic name).
-    func content(of message: MessageReceived, in conversation: ConversationUpdated, sender: SenderIdentity?) -> NotificationContent {
-        let senderIdentity = sender
-            ?? SenderIdentity(id: message.senderId, displayName: message.senderHandle ?? texts.unknownSender, handle: message.senderHandle)
+    func content(of message: MessageReceived, in conversation: ConversationUpdated, sender: SenderIdentity?)
+        -> NotificationContent
+    {
+        let senderIdentity =
+            sender
+            ?? SenderIdentity(
+                id: message.senderId, displayName: message.senderHandle ?? texts.unknownSender,
+                handle: message.senderHandle)
         let isGroup = conversation.kind == .group
         let conversationIdentity = ConversationIdentity(
             id: conversation.conversationId, isGroup: isGroup, name: conversation.name, imageURL: conversation.imageURL)
@@ -18,7 +23,8 @@ struct ContentBuilder {
             body: text.isEmpty ? texts.sentDescription(message.kind) : text,
             threadId: conversation.conversationId,
             category: NotificationCategories.messageCategory,
-            userInfo: NotificationUserInfo(talkroomId: conversation.conversationId, messageId: message.messageId, senderId: message.senderId),
+            userInfo: NotificationUserInfo(
+                talkroomId: conversation.conversationId, messageId: message.messageId, senderId: message.senderId),
             sender: senderIdentity,
             conversation: conversationIdentity,
             kind: message.kind,

@@ -45,8 +45,11 @@ public enum DeterministicID {
     }
 
     /// SHA-256 of the label and the parts joined by 0x1F, hashed in one pass from a buffer on the stack.
-    private static func digest(_ label: StaticString, _ first: String, _ second: String? = nil, _ third: String? = nil) -> Digest {
-        let length = label.utf8CodeUnitCount + 1 + first.utf8.count + (second.map { 1 + $0.utf8.count } ?? 0)
+    private static func digest(_ label: StaticString, _ first: String, _ second: String? = nil, _ third: String? = nil)
+        -> Digest
+    {
+        let length =
+            label.utf8CodeUnitCount + 1 + first.utf8.count + (second.map { 1 + $0.utf8.count } ?? 0)
             + (third.map { 1 + $0.utf8.count } ?? 0)
         return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: length) { buffer in
             let start = buffer.baseAddress!
@@ -56,13 +59,16 @@ public enum DeterministicID {
             if let second { end = append(second, at: end) }
             if let third { end = append(third, at: end) }
             var digest = Digest()
-            withUnsafeMutableBytes(of: &digest.bytes) { notify_sha256(start, end - start, $0.baseAddress!.assumingMemoryBound(to: UInt8.self)) }
+            withUnsafeMutableBytes(of: &digest.bytes) {
+                notify_sha256(start, end - start, $0.baseAddress!.assumingMemoryBound(to: UInt8.self))
+            }
             return digest
         }
     }
 
     /// Writes 0x1F and `part` at `position`; returns where they end.
-    private static func append(_ part: String, at position: UnsafeMutablePointer<UInt8>) -> UnsafeMutablePointer<UInt8> {
+    private static func append(_ part: String, at position: UnsafeMutablePointer<UInt8>) -> UnsafeMutablePointer<UInt8>
+    {
         position.initialize(to: 0x1F)
         func copy(_ utf8: UnsafeBufferPointer<UInt8>) -> UnsafeMutablePointer<UInt8> {
             if let base = utf8.baseAddress { (position + 1).initialize(from: base, count: utf8.count) }

@@ -8,11 +8,17 @@ struct FCMRenderer {
 
     /// The message of an alert, after the platform's attachment rule, with the body shortened until
     /// it fits (the `token` addresses the message and does not count, ``PlatformRules/fcmCountedBytes(_:token:)``).
-    func alertMessage(_ content: NotificationContent, identity: IdentityJSON, device: Device, policy: NotificationPolicy,
-                      apnsHeaders: EncodedJSON) -> EncodedJSON {
+    func alertMessage(
+        _ content: NotificationContent, identity: IdentityJSON, device: Device, policy: NotificationPolicy,
+        apnsHeaders: EncodedJSON
+    ) -> EncodedJSON {
         let limit = PlatformRules.maximumPayloadBytes + PlatformRules.fcmUncountedBytes(token: device.token)
-        return content.accepting(on: Self.attachmentPath(device.platform), texts: apns.texts).fitted(limit: limit) { accepted in
-            EncodedJSON { writeAlert(accepted, identity: identity, device: device, policy: policy, apnsHeaders: apnsHeaders, to: &$0) }
+        return content.accepting(on: Self.attachmentPath(device.platform), texts: apns.texts).fitted(limit: limit) {
+            accepted in
+            EncodedJSON {
+                writeAlert(
+                    accepted, identity: identity, device: device, policy: policy, apnsHeaders: apnsHeaders, to: &$0)
+            }
         }.1
     }
 
@@ -22,16 +28,22 @@ struct FCMRenderer {
     }
 
     /// Writes the message of an alert about `content`, which has been through the platform's attachment rule.
-    func writeAlert(_ content: NotificationContent, identity: IdentityJSON, device: Device, policy: NotificationPolicy,
-                    apnsHeaders: EncodedJSON, to writer: inout JSONWriter) {
+    func writeAlert(
+        _ content: NotificationContent, identity: IdentityJSON, device: Device, policy: NotificationPolicy,
+        apnsHeaders: EncodedJSON, to writer: inout JSONWriter
+    ) {
         switch device.platform {
         case .android: writeAndroidAlert(content, identity: identity, device: device, policy: policy, to: &writer)
-        case .ios: writeIOSAlert(content, identity: identity, device: device, policy: policy, apnsHeaders: apnsHeaders, to: &writer)
+        case .ios:
+            writeIOSAlert(
+                content, identity: identity, device: device, policy: policy, apnsHeaders: apnsHeaders, to: &writer)
         }
     }
 
     /// The data-only message of a background badge push.
-    func badgeMessage(_ update: BadgeUpdate, device: Device, policy: NotificationPolicy, apnsHeaders: EncodedJSON) -> EncodedJSON {
+    func badgeMessage(_ update: BadgeUpdate, device: Device, policy: NotificationPolicy, apnsHeaders: EncodedJSON)
+        -> EncodedJSON
+    {
         EncodedJSON { writer in
             writer.writeObject { writer, first in
                 switch device.platform {
@@ -71,7 +83,9 @@ struct FCMRenderer {
 
     /// FCM `notification`. Android has no subtitle, so there the body of a
     /// group message starts with the sender's name.
-    private func writeNotification(_ content: NotificationContent, image: String?, platform: Platform, to writer: inout JSONWriter) {
+    private func writeNotification(
+        _ content: NotificationContent, image: String?, platform: Platform, to writer: inout JSONWriter
+    ) {
         writer.writeObject { writer, first in
             writer.constantKey("body", &first)
             writer.append(UInt8(ascii: "\""))
@@ -86,8 +100,10 @@ struct FCMRenderer {
         }
     }
 
-    private func writeAndroidBlock(policy: NotificationPolicy, to writer: inout JSONWriter,
-                                   notification: ((inout JSONWriter) -> Void)?) {
+    private func writeAndroidBlock(
+        policy: NotificationPolicy, to writer: inout JSONWriter,
+        notification: ((inout JSONWriter) -> Void)?
+    ) {
         writer.writeObject { writer, first in
             writer.member("collapse_key", policy.collapseKey, &first)
             if let notification {
@@ -103,7 +119,8 @@ struct FCMRenderer {
     }
 
     /// `apns` {headers, payload} of a message to an iOS device.
-    private func writeAPNsBlock(headers: EncodedJSON, to writer: inout JSONWriter, payload: (inout JSONWriter) -> Void) {
+    private func writeAPNsBlock(headers: EncodedJSON, to writer: inout JSONWriter, payload: (inout JSONWriter) -> Void)
+    {
         writer.writeObject { writer, first in
             writer.constantKey("headers", &first)
             writer.write(headers)
@@ -112,8 +129,10 @@ struct FCMRenderer {
         }
     }
 
-    private func writeAndroidAlert(_ content: NotificationContent, identity: IdentityJSON, device: Device, policy: NotificationPolicy,
-                                   to writer: inout JSONWriter) {
+    private func writeAndroidAlert(
+        _ content: NotificationContent, identity: IdentityJSON, device: Device, policy: NotificationPolicy,
+        to writer: inout JSONWriter
+    ) {
         writer.writeObject { writer, first in
             writer.constantKey("android", &first)
             writeAndroidBlock(policy: policy, to: &writer) { writer in
@@ -133,8 +152,10 @@ struct FCMRenderer {
         }
     }
 
-    private func writeIOSAlert(_ content: NotificationContent, identity: IdentityJSON, device: Device, policy: NotificationPolicy,
-                               apnsHeaders: EncodedJSON, to writer: inout JSONWriter) {
+    private func writeIOSAlert(
+        _ content: NotificationContent, identity: IdentityJSON, device: Device, policy: NotificationPolicy,
+        apnsHeaders: EncodedJSON, to writer: inout JSONWriter
+    ) {
         writer.writeObject { writer, first in
             writer.constantKey("apns", &first)
             writeAPNsBlock(headers: apnsHeaders, to: &writer) {

@@ -186,10 +186,12 @@ public struct NotificationContent: Sendable, Hashable, Codable, JSONRepresentabl
         userInfo: NotificationUserInfo, sender: SenderIdentity, conversation: ConversationIdentity,
         kind: MessageKind, attachment: Attachment?, badge: Int? = nil, identityResolved: Bool
     ) {
-        storage = CopyOnWrite(Members(
-            title: title, subtitle: subtitle, body: body, threadId: threadId, category: category, userInfo: userInfo,
-            sender: sender, conversation: conversation, kind: kind, attachment: attachment,
-            identityResolved: identityResolved))
+        storage = CopyOnWrite(
+            Members(
+                title: title, subtitle: subtitle, body: body, threadId: threadId, category: category,
+                userInfo: userInfo,
+                sender: sender, conversation: conversation, kind: kind, attachment: attachment,
+                identityResolved: identityResolved))
         self.badge = badge
     }
 
@@ -248,8 +250,10 @@ public struct NotificationContent: Sendable, Hashable, Codable, JSONRepresentabl
     }
 
     init(reading fields: FieldReader) throws(FieldError) {
-        try fields.rejectUnknown(allowed: ["title", "subtitle", "body", "threadId", "category", "userInfo", "sender",
-                                           "conversation", "kind", "attachment", "badge", "identityResolved"])
+        try fields.rejectUnknown(allowed: [
+            "title", "subtitle", "body", "threadId", "category", "userInfo", "sender",
+            "conversation", "kind", "attachment", "badge", "identityResolved",
+        ])
         let title = try fields.string("title")
         let subtitle = try fields.optionalString("subtitle")
         let body = try fields.string("body")
@@ -259,14 +263,17 @@ public struct NotificationContent: Sendable, Hashable, Codable, JSONRepresentabl
         let sender = try SenderIdentity(reading: fields.object("sender"))
         let conversation = try ConversationIdentity(reading: fields.object("conversation"))
         let kind: MessageKind = try fields.choice("kind")
-        let attachment = try fields.optionalObject("attachment").map { (reader) throws(FieldError) in try Attachment(reading: reader) }
+        let attachment = try fields.optionalObject("attachment").map { (reader) throws(FieldError) in
+            try Attachment(reading: reader)
+        }
         let badge = try fields.optionalInteger("badge", minimum: 0).map { Int($0) }
         guard case .bool(let resolved)? = fields.optionalValue("identityResolved") else {
             throw fields.error("identityResolved", "expected a boolean")
         }
-        self.init(title: title, subtitle: subtitle, body: body, threadId: threadId, category: category, userInfo: userInfo,
-                  sender: sender, conversation: conversation, kind: kind, attachment: attachment, badge: badge,
-                  identityResolved: resolved)
+        self.init(
+            title: title, subtitle: subtitle, body: body, threadId: threadId, category: category, userInfo: userInfo,
+            sender: sender, conversation: conversation, kind: kind, attachment: attachment, badge: badge,
+            identityResolved: resolved)
     }
 }
 

@@ -28,7 +28,9 @@ struct PayloadBudget {
 
     /// `content` with its shared parts reduced until every rendering fits with
     /// the body "…"; `content` itself when it fits already.
-    func budgeted(_ content: NotificationContent, policy: NotificationPolicy, expiresAt: EventTime) -> NotificationContent {
+    func budgeted(_ content: NotificationContent, policy: NotificationPolicy, expiresAt: EventTime)
+        -> NotificationContent
+    {
         guard !Self.surelyFits(content, policy: policy) else { return content }
         let limit = PlatformRules.maximumPayloadBytes
         var content = content
@@ -65,12 +67,16 @@ struct PayloadBudget {
     static func surelyFits(_ content: NotificationContent, policy: NotificationPolicy) -> Bool {
         func length(_ text: String?) -> Int { text.map(CoreJSON.encodedLength(of:)) ?? 0 }
         // Texts and ids at most four times in one rendering.
-        let shared = length(content.title) + length(content.subtitle) + length(content.threadId) + length(content.category)
-            + length(content.userInfo.messageId) + length(content.userInfo.senderId) + length(content.userInfo.talkroomId)
+        let shared =
+            length(content.title) + length(content.subtitle) + length(content.threadId) + length(content.category)
+            + length(content.userInfo.messageId) + length(content.userInfo.senderId)
+            + length(content.userInfo.talkroomId)
             + length(content.attachment?.url) + length(content.attachment?.mimeType)
-            + length(policy.sound) + length(policy.androidChannel) + length(policy.androidClickAction) + length(policy.collapseKey)
+            + length(policy.sound) + length(policy.androidChannel) + length(policy.androidClickAction)
+            + length(policy.collapseKey)
         // The identities: as objects, and again as JSON strings (escaped, at most twice as long) in FCM data.
-        let identity = length(content.sender.id) + length(content.sender.displayName) + length(content.sender.handle)
+        let identity =
+            length(content.sender.id) + length(content.sender.displayName) + length(content.sender.handle)
             + length(content.sender.imageURL) + length(content.conversation.id) + length(content.conversation.name)
             + length(content.conversation.imageURL)
         return 4 * shared + 3 * identity + fixedOverhead <= PlatformRules.maximumPayloadBytes
@@ -89,8 +95,9 @@ struct PayloadBudget {
         let messages = [Platform.android, .ios].map { platform in
             let device = Device(deviceId: "", platform: platform, provider: .fcm, token: "", appId: Self.probeAppId)
             let message = EncodedJSON {
-                fcm.writeAlert(shortest(FCMRenderer.attachmentPath(platform)), identity: identity, device: device, policy: policy,
-                               apnsHeaders: headers, to: &$0)
+                fcm.writeAlert(
+                    shortest(FCMRenderer.attachmentPath(platform)), identity: identity, device: device, policy: policy,
+                    apnsHeaders: headers, to: &$0)
             }
             return message.encodedCount - PlatformRules.fcmUncountedBytes(token: "")
         }

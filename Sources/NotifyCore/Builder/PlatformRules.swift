@@ -23,7 +23,8 @@ public enum PlatformRules {
             switch type {
             case "image/jpeg", "image/gif", "image/png": limit = 10 * 1024 * 1024
             case "audio/aiff", "audio/x-aiff", "audio/wav", "audio/x-wav", "audio/mpeg", "audio/mp3", "audio/mp4",
-                 "audio/m4a", "audio/x-m4a": limit = 5 * 1024 * 1024
+                "audio/m4a", "audio/x-m4a":
+                limit = 5 * 1024 * 1024
             case "video/mpeg", "video/mp4", "video/x-msvideo", "video/avi", "video/mpeg2": limit = 50 * 1024 * 1024
             default: return false
             }
@@ -65,12 +66,18 @@ public enum PlatformRules {
         }
         if let message = command.fcm?.message {
             let size = CoreJSON.encode(message).count - fcmUncountedBytes(token: message["token"]?.stringValue ?? "")
-            if size > maximumPayloadBytes { problems.append("fcm message is \(size) bytes without its token, over \(maximumPayloadBytes)") }
+            if size > maximumPayloadBytes {
+                problems.append("fcm message is \(size) bytes without its token, over \(maximumPayloadBytes)")
+            }
             if let notification = message["notification"] {
                 problems += emptyTexts(notification, ["title", "body"], label: "fcm notification")
-                if let image = notification["image"]?.stringValue, let attachment = attachment(in: content), attachment.url == image,
-                   !accepts(attachment, on: .androidImage) {
-                    problems.append("fcm notification.image is a \(attachment.mimeType) of \(attachment.bytes) bytes, which Android refuses")
+                if let image = notification["image"]?.stringValue, let attachment = attachment(in: content),
+                    attachment.url == image,
+                    !accepts(attachment, on: .androidImage)
+                {
+                    problems.append(
+                        "fcm notification.image is a \(attachment.mimeType) of \(attachment.bytes) bytes, which Android refuses"
+                    )
                 }
             }
             if case .object(let data)? = message["data"] {
@@ -86,10 +93,13 @@ public enum PlatformRules {
                 }
             }
             if let collapse = message["android"]?["collapse_key"]?.stringValue,
-               collapse.utf8.count > NotificationPolicy.maximumCollapseKeyBytes {
+                collapse.utf8.count > NotificationPolicy.maximumCollapseKeyBytes
+            {
                 problems.append("fcm collapse_key over \(NotificationPolicy.maximumCollapseKeyBytes) bytes")
             }
-            if let apns = message["apns"], case .object(let headerValues)? = apns["headers"], let payload = apns["payload"] {
+            if let apns = message["apns"], case .object(let headerValues)? = apns["headers"],
+                let payload = apns["payload"]
+            {
                 let headers = headerValues.compactMapValues(\.stringValue)
                 problems += apnsViolations(headers: headers, payload: payload, content: content, label: "fcm apns")
                 if message["notification"] == nil, headers["apns-priority"] != "5" {
@@ -99,7 +109,9 @@ public enum PlatformRules {
         }
         if let local = command.local {
             let size = CoreJSON.encode(local).count
-            if size > maximumPayloadBytes { problems.append("local rendering is \(size) bytes, over \(maximumPayloadBytes)") }
+            if size > maximumPayloadBytes {
+                problems.append("local rendering is \(size) bytes, over \(maximumPayloadBytes)")
+            }
             if isMessage {
                 if local["content"] != content { problems.append("local content differs from the command's content") }
                 problems += contentViolations(local["content"] ?? .null, label: "local content")
@@ -115,7 +127,8 @@ public enum PlatformRules {
         problems += emptyTexts(content["sender"] ?? .null, ["id", "displayName", "handle"], label: "\(label) sender")
         problems += emptyTexts(content["conversation"] ?? .null, ["id", "name"], label: "\(label) conversation")
         if let attachment = attachment(in: content), !accepts(attachment, on: .serviceExtension) {
-            problems.append("\(label) attachment is a \(attachment.mimeType) of \(attachment.bytes) bytes, which iOS refuses")
+            problems.append(
+                "\(label) attachment is a \(attachment.mimeType) of \(attachment.bytes) bytes, which iOS refuses")
         }
         return problems
     }
@@ -129,15 +142,21 @@ public enum PlatformRules {
     }
 
     private static func attachment(in content: JSONValue) -> Attachment? {
-        guard let url = content["attachment"]?["url"]?.stringValue, let type = content["attachment"]?["mimeType"]?.stringValue,
-              let bytes = content["attachment"]?["bytes"]?.intValue else { return nil }
+        guard let url = content["attachment"]?["url"]?.stringValue,
+            let type = content["attachment"]?["mimeType"]?.stringValue,
+            let bytes = content["attachment"]?["bytes"]?.intValue
+        else { return nil }
         return Attachment(url: url, mimeType: type, bytes: bytes)
     }
 
-    private static func apnsViolations(headers: [String: String], payload: JSONValue, content: JSONValue, label: String) -> [String] {
+    private static func apnsViolations(headers: [String: String], payload: JSONValue, content: JSONValue, label: String)
+        -> [String]
+    {
         var problems: [String] = []
         let size = CoreJSON.encode(payload).count
-        if size > maximumPayloadBytes { problems.append("\(label) payload is \(size) bytes, over \(maximumPayloadBytes)") }
+        if size > maximumPayloadBytes {
+            problems.append("\(label) payload is \(size) bytes, over \(maximumPayloadBytes)")
+        }
         if let alert = payload["aps"]?["alert"] {
             problems += emptyTexts(alert, ["title", "subtitle", "body"], label: "\(label) alert")
         }
@@ -147,7 +166,8 @@ public enum PlatformRules {
         if headers["apns-push-type"] == "background", headers["apns-priority"] != "5" {
             problems.append("\(label) background push with apns-priority \(headers["apns-priority"] ?? "none")")
         }
-        if let collapse = headers["apns-collapse-id"], collapse.utf8.count > NotificationPolicy.maximumCollapseKeyBytes {
+        if let collapse = headers["apns-collapse-id"], collapse.utf8.count > NotificationPolicy.maximumCollapseKeyBytes
+        {
             problems.append("\(label) apns-collapse-id over \(NotificationPolicy.maximumCollapseKeyBytes) bytes")
         }
         return problems
@@ -176,12 +196,16 @@ extension NotificationContent {
     /// until `render` of it fits in `limit` bytes (rule 14), or the body is
     /// "…" (never empty: ``budgeted(texts:measure:)`` made sure "…" fits). The body may
     /// appear several times in a rendering (FCM to iOS); each pass removes its share of the excess from each copy.
-    func fitted(limit: Int = PlatformRules.maximumPayloadBytes, render: (NotificationContent) -> EncodedJSON) -> (NotificationContent, EncodedJSON) {
+    func fitted(limit: Int = PlatformRules.maximumPayloadBytes, render: (NotificationContent) -> EncodedJSON) -> (
+        NotificationContent, EncodedJSON
+    ) {
         fitting(limit: limit, render: render)
     }
 
     /// ``fitted(limit:render:)`` for a rendering built as a tree.
-    func fitted(limit: Int = PlatformRules.maximumPayloadBytes, render: (NotificationContent) -> JSONValue) -> (NotificationContent, JSONValue) {
+    func fitted(limit: Int = PlatformRules.maximumPayloadBytes, render: (NotificationContent) -> JSONValue) -> (
+        NotificationContent, JSONValue
+    ) {
         fitting(limit: limit, render: render)
     }
 

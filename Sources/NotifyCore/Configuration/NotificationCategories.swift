@@ -14,7 +14,10 @@ public struct NotificationCategories: Sendable, Hashable {
         /// For a text-input action (reply): the button title and the placeholder.
         public var textInput: (buttonTitle: String, placeholder: String)? {
             get { textInputButtonTitle.map { ($0, textInputPlaceholder ?? "") } }
-            set { textInputButtonTitle = newValue?.buttonTitle; textInputPlaceholder = newValue?.placeholder }
+            set {
+                textInputButtonTitle = newValue?.buttonTitle
+                textInputPlaceholder = newValue?.placeholder
+            }
         }
         var textInputButtonTitle: String?
         var textInputPlaceholder: String?
@@ -46,7 +49,8 @@ public struct NotificationCategories: Sendable, Hashable {
             for element in try fields.array("categories") {
                 let category = try Self.category(FieldReader(element.value, path: element.path))
                 guard byIdentifier.updateValue(category, forKey: category.identifier) == nil else {
-                    throw FieldError(field: element.path + ".identifier", problem: "duplicate category \"\(category.identifier)\"")
+                    throw FieldError(
+                        field: element.path + ".identifier", problem: "duplicate category \"\(category.identifier)\"")
                 }
             }
             guard byIdentifier[Self.messageCategory] != nil else {
@@ -71,22 +75,26 @@ public struct NotificationCategories: Sendable, Hashable {
                 textInputButtonTitle = try textInput.string("buttonTitle")
                 textInputPlaceholder = try textInput.string("placeholder")
             }
-            actions.append(Action(
-                identifier: try reader.string("identifier"), title: try reader.string("title"),
-                options: try options(reader, "options"),
-                textInputButtonTitle: textInputButtonTitle, textInputPlaceholder: textInputPlaceholder))
+            actions.append(
+                Action(
+                    identifier: try reader.string("identifier"), title: try reader.string("title"),
+                    options: try options(reader, "options"),
+                    textInputButtonTitle: textInputButtonTitle, textInputPlaceholder: textInputPlaceholder))
         }
-        return Category(identifier: try fields.string("identifier"), actions: actions, options: try options(fields, "options"))
+        return Category(
+            identifier: try fields.string("identifier"), actions: actions, options: try options(fields, "options"))
     }
 
-    private static func options<Option: RawRepresentable & CaseIterable>(_ fields: FieldReader, _ key: String) throws(FieldError) -> [Option]
+    private static func options<Option: RawRepresentable & CaseIterable>(_ fields: FieldReader, _ key: String)
+        throws(FieldError) -> [Option]
     where Option.RawValue == String {
         guard fields.optionalValue(key) != nil else { return [] }
         var result: [Option] = []
         for element in try fields.array(key) {
             guard case .string(let raw) = element.value, let option = Option(rawValue: raw) else {
                 let allowed = Option.allCases.map(\.rawValue).joined(separator: ", ")
-                throw FieldError(field: element.path, problem: "\(element.value.kindName) is not an option (allowed: \(allowed))")
+                throw FieldError(
+                    field: element.path, problem: "\(element.value.kindName) is not an option (allowed: \(allowed))")
             }
             result.append(option)
         }

@@ -34,9 +34,11 @@ public struct NotificationPolicy: Sendable, Hashable, Codable {
     /// Unset, FCM's default: a tap opens the app's launcher activity.
     public var androidClickAction: String?
 
-    public init(pushType: PushType, apnsPriority: Int, ttlSeconds: Int64, collapseKey: String? = nil,
-                androidPriority: AndroidPriority, androidChannel: String? = nil, sound: String? = nil,
-                interruptionLevel: InterruptionLevel? = nil, androidClickAction: String? = nil) {
+    public init(
+        pushType: PushType, apnsPriority: Int, ttlSeconds: Int64, collapseKey: String? = nil,
+        androidPriority: AndroidPriority, androidChannel: String? = nil, sound: String? = nil,
+        interruptionLevel: InterruptionLevel? = nil, androidClickAction: String? = nil
+    ) {
         self.pushType = pushType
         self.apnsPriority = apnsPriority
         self.ttlSeconds = ttlSeconds
@@ -58,15 +60,30 @@ public struct NotificationPolicy: Sendable, Hashable, Codable {
     /// The fields of a policy in `policies.json`: name, what it accepts and what it
     /// does, for the configuration reference (`docs/configuration.md`).
     public static let reference: [(field: String, accepts: String, meaning: String)] = [
-        ("pushType", "`alert` or `background`", "`apns-push-type`; a background push has no alert, channel, sound, interruption level or click action."),
+        (
+            "pushType", "`alert` or `background`",
+            "`apns-push-type`; a background push has no alert, channel, sound, interruption level or click action."
+        ),
         ("apnsPriority", "10, 5 or 1", "`apns-priority` (a background push: 5)."),
         ("ttlSeconds", "integer, 0…2419200", "How long APNs and FCM keep trying (`apns-expiration`, `android.ttl`)."),
-        ("collapseKey", "text, at most 64 bytes", "`apns-collapse-id` and FCM `collapse_key`; at most 4 different keys in all. Unset: none."),
+        (
+            "collapseKey", "text, at most 64 bytes",
+            "`apns-collapse-id` and FCM `collapse_key`; at most 4 different keys in all. Unset: none."
+        ),
         ("androidPriority", "`high` or `normal`", "FCM `android.priority` (a background push: `normal`)."),
-        ("androidChannel", "text", "Android notification channel (`android.notification.channel_id`); required for an alert."),
+        (
+            "androidChannel", "text",
+            "Android notification channel (`android.notification.channel_id`); required for an alert."
+        ),
         ("sound", "text", "`aps.sound` and `android.notification.sound`. Unset: not sent."),
-        ("interruptionLevel", "`passive`, `active`, `time-sensitive` or `critical`", "`aps.interruption-level`. Unset: not sent."),
-        ("androidClickAction", "text", "`android.notification.click_action`: the intent action a tap on an Android notification starts; only an activity with a matching intent filter opens. Unset (the default in `Schemas/policies.json`): a tap opens the app's launcher activity."),
+        (
+            "interruptionLevel", "`passive`, `active`, `time-sensitive` or `critical`",
+            "`aps.interruption-level`. Unset: not sent."
+        ),
+        (
+            "androidClickAction", "text",
+            "`android.notification.click_action`: the intent action a tap on an Android notification starts; only an activity with a matching intent filter opens. Unset (the default in `Schemas/policies.json`): a tap opens the app's launcher activity."
+        ),
     ]
 
     init(reading fields: FieldReader) throws(FieldError) {
@@ -89,24 +106,32 @@ public struct NotificationPolicy: Sendable, Hashable, Codable {
             throw fields.error("apnsPriority", "must be 10, 5 or 1, got \(apnsPriority)")
         }
         guard ttlSeconds <= Self.maximumTTLSeconds else {
-            throw fields.error("ttlSeconds", "must be within 0…\(Self.maximumTTLSeconds) s (28 days), got \(ttlSeconds)")
+            throw fields.error(
+                "ttlSeconds", "must be within 0…\(Self.maximumTTLSeconds) s (28 days), got \(ttlSeconds)")
         }
         if let collapseKey, collapseKey.utf8.count > Self.maximumCollapseKeyBytes {
-            throw fields.error("collapseKey", "is \(collapseKey.utf8.count) bytes; APNs refuses an apns-collapse-id over \(Self.maximumCollapseKeyBytes) bytes")
+            throw fields.error(
+                "collapseKey",
+                "is \(collapseKey.utf8.count) bytes; APNs refuses an apns-collapse-id over \(Self.maximumCollapseKeyBytes) bytes"
+            )
         }
         switch pushType {
         case .background:
             guard apnsPriority == 5 else {
-                throw fields.error("apnsPriority", "a background push must use priority 5 (APNs refuses priority \(apnsPriority))")
+                throw fields.error(
+                    "apnsPriority", "a background push must use priority 5 (APNs refuses priority \(apnsPriority))")
             }
             guard androidPriority == .normal else {
                 throw fields.error("androidPriority", "a data-only (background) push must use normal priority")
             }
-            for key in ["androidChannel", "sound", "interruptionLevel", "androidClickAction"] where fields.optionalValue(key) != nil {
+            for key in ["androidChannel", "sound", "interruptionLevel", "androidClickAction"]
+            where fields.optionalValue(key) != nil {
                 throw fields.error(key, "a background push has no alert, so it has no \(key)")
             }
         case .alert:
-            guard androidChannel != nil else { throw fields.error("androidChannel", "an alert needs an Android notification channel") }
+            guard androidChannel != nil else {
+                throw fields.error("androidChannel", "an alert needs an Android notification channel")
+            }
         }
     }
 }
@@ -131,11 +156,18 @@ public struct NotificationPolicies: Sendable, Hashable {
                 byType[type] = try NotificationPolicy(reading: policies.object(type))
             }
             for type in Self.requiredTypes where byType[type] == nil {
-                throw policies.error(type, "missing: every notification type the core emits (\(Self.requiredTypes.joined(separator: ", "))) needs a policy")
+                throw policies.error(
+                    type,
+                    "missing: every notification type the core emits (\(Self.requiredTypes.joined(separator: ", "))) needs a policy"
+                )
             }
             let collapseKeys = Set(byType.values.compactMap(\.collapseKey))
             guard collapseKeys.count <= NotificationPolicy.maximumCollapseKeys else {
-                throw FieldError(field: "policies", problem: "\(collapseKeys.count) collapse keys (\(collapseKeys.sorted().joined(separator: ", "))); FCM keeps at most \(NotificationPolicy.maximumCollapseKeys)")
+                throw FieldError(
+                    field: "policies",
+                    problem:
+                        "\(collapseKeys.count) collapse keys (\(collapseKeys.sorted().joined(separator: ", "))); FCM keeps at most \(NotificationPolicy.maximumCollapseKeys)"
+                )
             }
             self.byType = byType
         } catch {

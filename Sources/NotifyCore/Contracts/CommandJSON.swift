@@ -61,7 +61,8 @@ extension CoreJSON {
         // short constants at most `namesLength`.
         func quoted(_ text: String?) -> Int { text.map { $0.utf8.count + 2 } ?? 0 }
         let namesLength = 320
-        let length = namesLength + command.contentJSON.encodedCount + (command.localJSON?.encodedCount ?? 0)
+        let length =
+            namesLength + command.contentJSON.encodedCount + (command.localJSON?.encodedCount ?? 0)
             + (command.apns.map { quoted($0.token) + $0.headersJSON.encodedCount + $0.payloadJSON.encodedCount } ?? 0)
             + (command.fcm?.messageJSON.encodedCount ?? 0)
             + quoted(command.type) + quoted(command.id) + quoted(command.at) + quoted(command.expiresAt)

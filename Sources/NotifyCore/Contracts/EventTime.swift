@@ -50,7 +50,8 @@ public struct EventTime: Sendable, Hashable, Comparable, Codable, CustomStringCo
     public init(from decoder: any Decoder) throws {
         let text = try decoder.singleValueContainer().decode(String.self)
         guard let time = EventTime(rfc3339: text) else {
-            throw DecodingError.dataCorrupted(.init(codingPath: decoder.codingPath, debugDescription: "not an RFC 3339 date-time: \(text)"))
+            throw DecodingError.dataCorrupted(
+                .init(codingPath: decoder.codingPath, debugDescription: "not an RFC 3339 date-time: \(text)"))
         }
         self = time
     }
@@ -93,10 +94,12 @@ enum RFC3339 {
         }
 
         guard let year = digits(4), expect("-"), let month = digits(2), expect("-"), let day = digits(2),
-              expect("Tt"), let hour = digits(2), expect(":"), let minute = digits(2), expect(":"),
-              let second = digits(2) else { return nil }
+            expect("Tt"), let hour = digits(2), expect(":"), let minute = digits(2), expect(":"),
+            let second = digits(2)
+        else { return nil }
         guard (1...12).contains(month), day >= 1, day <= daysIn(month: month, year: year),
-              hour < 24, minute < 60, second < 60 else { return nil }
+            hour < 24, minute < 60, second < 60
+        else { return nil }
         var millisecond = 0
         if index < bytes.count, bytes[index] == UInt8(ascii: ".") {
             index += 1
@@ -118,7 +121,8 @@ enum RFC3339 {
             let sign = bytes[index] == UInt8(ascii: "-") ? -1 : 1
             index += 1
             guard let offsetHour = digits(2), expect(":"), let offsetMinute = digits(2),
-                  offsetHour < 24, offsetMinute < 60 else { return nil }
+                offsetHour < 24, offsetMinute < 60
+            else { return nil }
             offsetMinutes = sign * (offsetHour * 60 + offsetMinute)
         } else {
             return nil
@@ -141,7 +145,10 @@ enum RFC3339 {
             func append(_ value: Int, _ width: Int, then separator: UInt8?) {
                 var digits = 1
                 var rest = value / 10
-                while rest > 0 { digits += 1; rest /= 10 }
+                while rest > 0 {
+                    digits += 1
+                    rest /= 10
+                }
                 let end = count + max(width, digits)
                 var position = end
                 var remaining = value

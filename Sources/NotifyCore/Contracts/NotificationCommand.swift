@@ -111,8 +111,10 @@ public struct NotificationCommand: Sendable, Hashable, Codable {
         conversationId: String?, messageId: String?, expiresAt: String, content: JSONValue,
         apns: APNsRendering? = nil, fcm: FCMRendering? = nil, local: JSONValue? = nil
     ) {
-        self.init(id: id, at: at, path: path, recipient: recipient, conversationId: conversationId, messageId: messageId,
-                  expiresAt: expiresAt, content: EncodedJSON(content), apns: apns, fcm: fcm, local: local.map(EncodedJSON.init))
+        self.init(
+            id: id, at: at, path: path, recipient: recipient, conversationId: conversationId, messageId: messageId,
+            expiresAt: expiresAt, content: EncodedJSON(content), apns: apns, fcm: fcm,
+            local: local.map(EncodedJSON.init))
     }
 
     /// A command whose content and local rendering are already encoded.
@@ -121,9 +123,12 @@ public struct NotificationCommand: Sendable, Hashable, Codable {
         conversationId: String?, messageId: String?, expiresAt: String, content: EncodedJSON,
         apns: APNsRendering? = nil, fcm: FCMRendering? = nil, local: EncodedJSON? = nil
     ) {
-        storage = CopyOnWrite(Members(
-            type: "notification.command", id: id, at: at, path: path, recipient: recipient, conversationId: conversationId,
-            messageId: messageId, expiresAt: expiresAt, contentJSON: content, apns: apns, fcm: fcm, localJSON: local))
+        storage = CopyOnWrite(
+            Members(
+                type: "notification.command", id: id, at: at, path: path, recipient: recipient,
+                conversationId: conversationId,
+                messageId: messageId, expiresAt: expiresAt, contentJSON: content, apns: apns, fcm: fcm, localJSON: local
+            ))
     }
 
     public init(from decoder: any Decoder) throws {
@@ -196,7 +201,9 @@ public struct APNsRendering: Sendable, Hashable, Codable {
     }
 
     public init(token: String, headers: [String: String], payload: JSONValue) {
-        self.init(token: token, headers: EncodedJSON(.object(headers.mapValues(JSONValue.string))), payload: EncodedJSON(payload))
+        self.init(
+            token: token, headers: EncodedJSON(.object(headers.mapValues(JSONValue.string))),
+            payload: EncodedJSON(payload))
     }
 
     /// A rendering whose headers (a JSON object of strings) and payload are already encoded.
@@ -212,9 +219,10 @@ public struct APNsRendering: Sendable, Hashable, Codable {
 
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
-        self.init(token: try container.decode(String.self, forKey: .token),
-                  headers: try container.decode([String: String].self, forKey: .headers),
-                  payload: try container.decode(JSONValue.self, forKey: .payload))
+        self.init(
+            token: try container.decode(String.self, forKey: .token),
+            headers: try container.decode([String: String].self, forKey: .headers),
+            payload: try container.decode(JSONValue.self, forKey: .payload))
     }
 
     public func encode(to encoder: any Encoder) throws {

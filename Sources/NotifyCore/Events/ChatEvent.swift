@@ -29,7 +29,10 @@ extension ChatEvent {
         do {
             try self.init(json: json)
         } catch {
-            throw DecodingError.dataCorrupted(.init(codingPath: decoder.codingPath, debugDescription: "\(Self.topic): field \"\(error.field)\": \(error.problem)"))
+            throw DecodingError.dataCorrupted(
+                .init(
+                    codingPath: decoder.codingPath,
+                    debugDescription: "\(Self.topic): field \"\(error.field)\": \(error.problem)"))
         }
     }
 

@@ -17,7 +17,10 @@ public struct ConversationUpdated: ChatEvent {
     public var members: [String]
     public var key: String { conversationId }
 
-    public init(id: String, at: EventTime, conversationId: String, kind: Kind, name: String? = nil, imageURL: String? = nil, members: [String]) {
+    public init(
+        id: String, at: EventTime, conversationId: String, kind: Kind, name: String? = nil, imageURL: String? = nil,
+        members: [String]
+    ) {
         self.id = id
         self.at = at
         self.conversationId = conversationId

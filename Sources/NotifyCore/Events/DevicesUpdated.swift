@@ -8,7 +8,10 @@ public struct Device: Sendable, Hashable, Codable {
     public var appId: String
     public var locale: String?
 
-    public init(deviceId: String, platform: Platform, provider: PushProvider, token: String, appId: String, locale: String? = nil) {
+    public init(
+        deviceId: String, platform: Platform, provider: PushProvider, token: String, appId: String,
+        locale: String? = nil
+    ) {
         self.deviceId = deviceId
         self.platform = platform
         self.provider = provider

@@ -10,7 +10,9 @@ public struct IdentityUpdated: ChatEvent {
     public var imageURL: String?
     public var key: String { userId }
 
-    public init(id: String, at: EventTime, userId: String, displayName: String, handle: String? = nil, imageURL: String? = nil) {
+    public init(
+        id: String, at: EventTime, userId: String, displayName: String, handle: String? = nil, imageURL: String? = nil
+    ) {
         self.id = id
         self.at = at
         self.userId = userId

@@ -54,27 +54,41 @@ public enum InputEvent: Sendable, Hashable {
         try decode(topic: topic) { () throws(FieldError) in try FieldReader(json) }
     }
 
-    private static func decode(topic: String, reading: () throws(FieldError) -> FieldReader) throws(EventDecodingError) -> InputEvent {
+    private static func decode(topic: String, reading: () throws(FieldError) -> FieldReader) throws(EventDecodingError)
+        -> InputEvent
+    {
         do throws(FieldError) {
             let fields = try reading()
             let type = try fields.string("type")
             switch (topic, type) {
             case (Topic.messages, MessageReceived.eventType): return .message(try MessageReceived(reading: fields))
-            case (Topic.conversations, ConversationUpdated.eventType): return .conversation(try ConversationUpdated(reading: fields))
-            case (Topic.identities, IdentityUpdated.eventType): return .identityUpdated(try IdentityUpdated(reading: fields))
-            case (Topic.identities, IdentityDeleted.eventType): return .identityDeleted(try IdentityDeleted(reading: fields))
+            case (Topic.conversations, ConversationUpdated.eventType):
+                return .conversation(try ConversationUpdated(reading: fields))
+            case (Topic.identities, IdentityUpdated.eventType):
+                return .identityUpdated(try IdentityUpdated(reading: fields))
+            case (Topic.identities, IdentityDeleted.eventType):
+                return .identityDeleted(try IdentityDeleted(reading: fields))
             case (Topic.devices, DevicesUpdated.eventType): return .devices(try DevicesUpdated(reading: fields))
-            case (Topic.preferences, PreferencesUpdated.eventType): return .preferences(try PreferencesUpdated(reading: fields))
-            case (Topic.clientState, ClientStateChanged.eventType): return .clientState(try ClientStateChanged(reading: fields))
+            case (Topic.preferences, PreferencesUpdated.eventType):
+                return .preferences(try PreferencesUpdated(reading: fields))
+            case (Topic.clientState, ClientStateChanged.eventType):
+                return .clientState(try ClientStateChanged(reading: fields))
             case (Topic.reads, ConversationRead.eventType): return .read(try ConversationRead(reading: fields))
             case (Topic.fanout, FanoutRecord.eventType): return .fanout(try FanoutRecord(reading: fields))
-            case (Topic.outcomes, NotificationOutcome.eventType): return .outcome(try NotificationOutcome(reading: fields))
+            case (Topic.outcomes, NotificationOutcome.eventType):
+                return .outcome(try NotificationOutcome(reading: fields))
             default:
                 let expected = expectedTypes(topic: topic)
                 guard !expected.isEmpty else {
-                    throw FieldError(field: "(topic)", problem: "not a topic the core reads (one of \(topics.joined(separator: ", ")))")
+                    throw FieldError(
+                        field: "(topic)",
+                        problem: "not a topic the core reads (one of \(topics.joined(separator: ", ")))")
                 }
-                throw FieldError(field: "type", problem: "\"\(type)\" is not an event of this topic (expected \(expected.map { "\"\($0)\"" }.joined(separator: " or ")))")
+                throw FieldError(
+                    field: "type",
+                    problem:
+                        "\"\(type)\" is not an event of this topic (expected \(expected.map { "\"\($0)\"" }.joined(separator: " or ")))"
+                )
             }
         } catch {
             throw EventDecodingError(topic: topic, field: error.field, problem: error.problem)
@@ -205,8 +219,10 @@ extension NotificationOutcome {
     static let eventType = "notification.outcome"
 
     init(reading fields: FieldReader) throws(FieldError) {
-        try fields.rejectUnknown(allowed: ["type", "id", "at", "commandId", "sink", "recipient", "conversationId",
-                                           "messageId", "outcome", "reason", "token"])
+        try fields.rejectUnknown(allowed: [
+            "type", "id", "at", "commandId", "sink", "recipient", "conversationId",
+            "messageId", "outcome", "reason", "token",
+        ])
         _ = try fields.time("at")
         let recipientFields = try fields.object("recipient")
         try recipientFields.rejectUnknown(allowed: ["userId", "deviceId", "platform", "provider"])
@@ -216,7 +232,8 @@ extension NotificationOutcome {
         self.init(
             id: try fields.string("id"), at: try fields.string("at"), commandId: try fields.string("commandId"),
             sink: try fields.string("sink"), recipient: recipient,
-            conversationId: try fields.optionalString("conversationId"), messageId: try fields.optionalString("messageId"),
+            conversationId: try fields.optionalString("conversationId"),
+            messageId: try fields.optionalString("messageId"),
             outcome: try fields.choice("outcome"), reason: try fields.optionalString("reason"),
             token: try fields.optionalString("token"))
     }

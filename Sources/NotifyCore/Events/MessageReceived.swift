@@ -29,7 +29,8 @@ public struct Attachment: Sendable, Hashable, Codable {
         mimeType = try fields.string("mimeType", maxLength: 255)
         let slash = mimeType.firstIndex(of: "/")
         guard let slash, slash != mimeType.startIndex, mimeType.index(after: slash) != mimeType.endIndex,
-              !mimeType.contains(where: { $0.isWhitespace }) else {
+            !mimeType.contains(where: { $0.isWhitespace })
+        else {
             throw fields.error("mimeType", "\"\(mimeType)\" is not a MIME type such as image/jpeg")
         }
         bytes = try fields.integer("bytes", minimum: 0)
@@ -77,8 +78,10 @@ public struct MessageReceived: ChatEvent {
     }
 
     public init(reading fields: FieldReader) throws(FieldError) {
-        try fields.rejectUnknown(allowed: ["type", "id", "at", "messageId", "conversationId", "senderId", "senderHandle",
-                                           "kind", "text", "attachment", "mentions"])
+        try fields.rejectUnknown(allowed: [
+            "type", "id", "at", "messageId", "conversationId", "senderId", "senderHandle",
+            "kind", "text", "attachment", "mentions",
+        ])
         id = try fields.string("id")
         at = try fields.time("at")
         messageId = try fields.string("messageId")
@@ -87,7 +90,9 @@ public struct MessageReceived: ChatEvent {
         senderHandle = try fields.optionalString("senderHandle", maxLength: 256)
         kind = try fields.choice("kind")
         text = try fields.optionalText("text")
-        attachment = try fields.optionalObject("attachment").map { (reader) throws(FieldError) in try Attachment(reading: reader) }
+        attachment = try fields.optionalObject("attachment").map { (reader) throws(FieldError) in
+            try Attachment(reading: reader)
+        }
         mentions = try fields.optionalStringSet("mentions") ?? []
         if kind == .text, text?.isEmpty ?? true {
             throw fields.error("text", "required for a message of kind \"text\"")

@@ -15,7 +15,8 @@ public struct PreferencesUpdated: ChatEvent {
     public var muted: [String: EventTime?]
     public var key: String { userId }
 
-    public init(id: String, at: EventTime, userId: String, previews: PreviewSetting, muted: [String: EventTime?] = [:]) {
+    public init(id: String, at: EventTime, userId: String, previews: PreviewSetting, muted: [String: EventTime?] = [:])
+    {
         self.id = id
         self.at = at
         self.userId = userId

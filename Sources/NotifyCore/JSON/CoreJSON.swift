@@ -41,7 +41,9 @@ public enum CoreJSON {
         case .array(let elements):
             return elements.reduce(1 + max(elements.count, 1)) { $0 + encodedLength($1) }
         case .object(let members):
-            return members.reduce(1 + max(members.count, 1)) { $0 + encodedLength(of: $1.key) + 1 + encodedLength($1.value) }
+            return members.reduce(1 + max(members.count, 1)) {
+                $0 + encodedLength(of: $1.key) + 1 + encodedLength($1.value)
+            }
         }
     }
 

@@ -45,7 +45,8 @@ public struct EncodedJSON: Sendable, Hashable {
     func part(_ range: Range<Int>) -> EncodedJSON {
         switch form {
         case .value: EncodedJSON(canonical: Array(bytes[range]))
-        case .written(let written, let whole): EncodedJSON(written, whole.lowerBound + range.lowerBound..<whole.lowerBound + range.upperBound)
+        case .written(let written, let whole):
+            EncodedJSON(written, whole.lowerBound + range.lowerBound..<whole.lowerBound + range.upperBound)
         }
     }
 

@@ -9,7 +9,8 @@ public struct FieldReader {
 
     init(_ value: JSONValue, path: String = "") throws(FieldError) {
         guard case .object(let members) = value else {
-            throw FieldError(field: path.isEmpty ? "(value)" : path, problem: "expected an object, got \(value.kindName)")
+            throw FieldError(
+                field: path.isEmpty ? "(value)" : path, problem: "expected an object, got \(value.kindName)")
         }
         self.init(members: JSONMembers(members), path: path)
     }
@@ -39,12 +40,14 @@ public struct FieldReader {
     }
 
     func rejectUnknown(allowed: [String]) throws(FieldError) {
-        let allKnown = members.count <= allowed.count && withUnsafeTemporaryAllocation(of: UInt64.self, capacity: allowed.count) { signatures in
-            for (index, name) in allowed.enumerated() { signatures[index] = JSONMembers.signature(of: name) }
-            return members.elements.allSatisfy { member in
-                signatures.indices.contains { signatures[$0] == member.signature && allowed[$0] == member.key }
+        let allKnown =
+            members.count <= allowed.count
+            && withUnsafeTemporaryAllocation(of: UInt64.self, capacity: allowed.count) { signatures in
+                for (index, name) in allowed.enumerated() { signatures[index] = JSONMembers.signature(of: name) }
+                return members.elements.allSatisfy { member in
+                    signatures.indices.contains { signatures[$0] == member.signature && allowed[$0] == member.key }
+                }
             }
-        }
         guard !allKnown else { return }
         for key in keys.sorted() where !allowed.contains(key) {
             throw error(key, "unknown field (allowed: \(allowed.joined(separator: ", ")))")
@@ -92,7 +95,8 @@ public struct FieldReader {
         guard found == expected else { throw error(key, "expected \"\(expected)\", got \"\(found)\"") }
     }
 
-    func choice<Choice: RawRepresentable & CaseIterable>(_ key: String, _: Choice.Type = Choice.self) throws(FieldError) -> Choice
+    func choice<Choice: RawRepresentable & CaseIterable>(_ key: String, _: Choice.Type = Choice.self) throws(FieldError)
+        -> Choice
     where Choice.RawValue == String {
         let raw = try string(key)
         guard let choice = Choice(rawValue: raw) else {
@@ -102,7 +106,8 @@ public struct FieldReader {
         return choice
     }
 
-    func optionalChoice<Choice: RawRepresentable & CaseIterable>(_ key: String, _: Choice.Type = Choice.self) throws(FieldError) -> Choice?
+    func optionalChoice<Choice: RawRepresentable & CaseIterable>(_ key: String, _: Choice.Type = Choice.self)
+        throws(FieldError) -> Choice?
     where Choice.RawValue == String {
         guard optionalValue(key) != nil else { return nil }
         return try choice(key)
@@ -131,7 +136,8 @@ public struct FieldReader {
     func url(_ key: String) throws(FieldError) -> String {
         let text = try string(key, maxLength: 2048)
         guard text.hasPrefix("https://") || text.hasPrefix("http://"), text.utf8.count > 8,
-              !text.utf8.contains(where: { $0 <= 0x20 }) else {
+            !text.utf8.contains(where: { $0 <= 0x20 })
+        else {
             throw error(key, "\"\(text)\" is not an http(s) URL")
         }
         return text
@@ -167,9 +173,12 @@ public struct FieldReader {
         result.reserveCapacity(elements.count)
         for element in elements {
             guard case .string(let string) = element.value, !string.isEmpty else {
-                throw FieldError(field: element.path, problem: "expected a non-empty string, got \(element.value.kindName)")
+                throw FieldError(
+                    field: element.path, problem: "expected a non-empty string, got \(element.value.kindName)")
             }
-            guard seen.insert(string).inserted else { throw FieldError(field: element.path, problem: "duplicate \"\(string)\"") }
+            guard seen.insert(string).inserted else {
+                throw FieldError(field: element.path, problem: "duplicate \"\(string)\"")
+            }
             result.append(string)
         }
         return result

@@ -35,9 +35,15 @@ struct JSONParser {
         case UInt8(ascii: "{"): return try parseObject()
         case UInt8(ascii: "["): return try parseArray()
         case UInt8(ascii: "\""): return .string(try parseString())
-        case UInt8(ascii: "t"): try expectLiteral("true"); return .bool(true)
-        case UInt8(ascii: "f"): try expectLiteral("false"); return .bool(false)
-        case UInt8(ascii: "n"): try expectLiteral("null"); return .null
+        case UInt8(ascii: "t"):
+            try expectLiteral("true")
+            return .bool(true)
+        case UInt8(ascii: "f"):
+            try expectLiteral("false")
+            return .bool(false)
+        case UInt8(ascii: "n"):
+            try expectLiteral("null")
+            return .null
         case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): return try parseNumber()
         default: throw fail("unexpected character")
         }
@@ -75,7 +81,8 @@ struct JSONParser {
         try parseMembers { key, value in
             // A scan (of signatures) finds duplicates among a few members; a large object switches to a set.
             let signature = JSONMembers.signature(of: key)
-            let isNew = members.count < 32 ? members.index(of: key, signature: signature) == nil : seen.insert(key).inserted
+            let isNew =
+                members.count < 32 ? members.index(of: key, signature: signature) == nil : seen.insert(key).inserted
             guard isNew else { return false }
             members.append(key, signature: signature, value)
             if members.count == 32 { seen = Set(members.elements.map(\.key)) }
@@ -99,7 +106,9 @@ struct JSONParser {
         }
         while true {
             skipWhitespace()
-            guard position < input.count, input[position] == UInt8(ascii: "\"") else { throw fail("expected a member name") }
+            guard position < input.count, input[position] == UInt8(ascii: "\"") else {
+                throw fail("expected a member name")
+            }
             let key = try parseString()
             skipWhitespace()
             guard position < input.count, input[position] == UInt8(ascii: ":") else { throw fail("expected ':'") }
@@ -157,7 +166,9 @@ struct JSONParser {
                 position += 1
                 // ASCII is valid UTF-8 as it is; anything else is validated.
                 if highBits < 0x80 { return String(decoding: slice, as: UTF8.self) }
-                guard let string = String(validating: slice, as: UTF8.self) else { throw fail("invalid UTF-8 in a string") }
+                guard let string = String(validating: slice, as: UTF8.self) else {
+                    throw fail("invalid UTF-8 in a string")
+                }
                 return string
             }
             highBits |= byte
@@ -171,7 +182,9 @@ struct JSONParser {
             switch byte {
             case UInt8(ascii: "\""):
                 position += 1
-                guard let string = String(validating: buffer, as: UTF8.self) else { throw fail("invalid UTF-8 in a string") }
+                guard let string = String(validating: buffer, as: UTF8.self) else {
+                    throw fail("invalid UTF-8 in a string")
+                }
                 return string
             case UInt8(ascii: "\\"):
                 position += 1
@@ -191,7 +204,8 @@ struct JSONParser {
                     var scalar = try parseHexQuad()
                     if (0xD800..<0xDC00).contains(scalar) {
                         guard position + 1 < input.count, input[position] == UInt8(ascii: "\\"),
-                              input[position + 1] == UInt8(ascii: "u") else { throw fail("unpaired surrogate") }
+                            input[position + 1] == UInt8(ascii: "u")
+                        else { throw fail("unpaired surrogate") }
                         position += 2
                         let low = try parseHexQuad()
                         guard (0xDC00..<0xE000).contains(low) else { throw fail("unpaired surrogate") }

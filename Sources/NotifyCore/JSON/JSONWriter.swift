@@ -150,7 +150,8 @@ struct JSONWriter: ~Copyable {
                 write(member)
             } else {
                 // Sort the members' positions (plain values, on the stack), not copies of the members.
-                withUnsafeTemporaryAllocation(of: Dictionary<String, JSONValue>.Index.self, capacity: members.count) { buffer in
+                withUnsafeTemporaryAllocation(of: Dictionary<String, JSONValue>.Index.self, capacity: members.count) {
+                    buffer in
                     var order = buffer
                     _ = order.initialize(fromContentsOf: members.indices)
                     order.sort { members.keys[$0] < members.keys[$1] }

@@ -35,8 +35,10 @@ public struct Decision: Sendable, Hashable, Codable, JSONRepresentable, CustomSt
     public var conversationId: String?
     public var messageId: String?
 
-    public init(at: EventTime, eventId: String, reason: SuppressionReason, userId: String,
-                deviceId: String? = nil, conversationId: String? = nil, messageId: String? = nil) {
+    public init(
+        at: EventTime, eventId: String, reason: SuppressionReason, userId: String,
+        deviceId: String? = nil, conversationId: String? = nil, messageId: String? = nil
+    ) {
         self.at = at
         self.eventId = eventId
         self.reason = reason

@@ -52,6 +52,8 @@ extension FanoutRecord {
     /// The record's place in stage 2's fold order: its message's time (or the time it was released at,
     /// if it was held), then its recipient and conversation.
     public var order: EventOrder {
-        EventOrder(milliseconds: (releasedAt ?? at).milliseconds, topic: Topic.fanout, key: recipientId, subkey: conversationId)
+        EventOrder(
+            milliseconds: (releasedAt ?? at).milliseconds, topic: Topic.fanout, key: recipientId, subkey: conversationId
+        )
     }
 }

@@ -36,18 +36,26 @@ public struct FanoutRecord: Sendable, Hashable, Codable, JSONRepresentable {
 
     public var key: String { recipientId }
 
-    public init(at: EventTime, recipientId: String, conversationId: String, messageId: String,
-                notificationType: String, content: NotificationContent, releasedAt: EventTime? = nil) {
-        self.init(id: DeterministicID.fanoutId(messageId: messageId, recipientId: recipientId), at: at, recipientId: recipientId,
-                  conversationId: conversationId, messageId: messageId, notificationType: notificationType, content: content,
-                  releasedAt: releasedAt)
+    public init(
+        at: EventTime, recipientId: String, conversationId: String, messageId: String,
+        notificationType: String, content: NotificationContent, releasedAt: EventTime? = nil
+    ) {
+        self.init(
+            id: DeterministicID.fanoutId(messageId: messageId, recipientId: recipientId), at: at,
+            recipientId: recipientId,
+            conversationId: conversationId, messageId: messageId, notificationType: notificationType, content: content,
+            releasedAt: releasedAt)
     }
 
-    private init(id: String, at: EventTime, recipientId: String, conversationId: String, messageId: String,
-                 notificationType: String, content: NotificationContent, releasedAt: EventTime?) {
-        storage = CopyOnWrite(Fields(id: id, at: at, recipientId: recipientId, conversationId: conversationId,
-                                     messageId: messageId, notificationType: notificationType, content: content,
-                                     releasedAt: releasedAt))
+    private init(
+        id: String, at: EventTime, recipientId: String, conversationId: String, messageId: String,
+        notificationType: String, content: NotificationContent, releasedAt: EventTime?
+    ) {
+        storage = CopyOnWrite(
+            Fields(
+                id: id, at: at, recipientId: recipientId, conversationId: conversationId,
+                messageId: messageId, notificationType: notificationType, content: content,
+                releasedAt: releasedAt))
     }
 
     public var jsonValue: JSONValue {
@@ -62,14 +70,17 @@ public struct FanoutRecord: Sendable, Hashable, Codable, JSONRepresentable {
     }
 
     init(reading fields: FieldReader) throws(FieldError) {
-        try fields.rejectUnknown(allowed: ["type", "id", "at", "recipientId", "conversationId", "messageId",
-                                           "notificationType", "content", "releasedAt"])
+        try fields.rejectUnknown(allowed: [
+            "type", "id", "at", "recipientId", "conversationId", "messageId",
+            "notificationType", "content", "releasedAt",
+        ])
         try fields.constant("type", Self.eventType)
-        try self.init(id: fields.string("id"), at: fields.time("at"), recipientId: fields.string("recipientId"),
-                      conversationId: fields.string("conversationId"), messageId: fields.string("messageId"),
-                      notificationType: fields.string("notificationType"),
-                      content: NotificationContent(reading: fields.object("content")),
-                      releasedAt: fields.optionalValue("releasedAt") == nil ? nil : fields.time("releasedAt"))
+        try self.init(
+            id: fields.string("id"), at: fields.time("at"), recipientId: fields.string("recipientId"),
+            conversationId: fields.string("conversationId"), messageId: fields.string("messageId"),
+            notificationType: fields.string("notificationType"),
+            content: NotificationContent(reading: fields.object("content")),
+            releasedAt: fields.optionalValue("releasedAt") == nil ? nil : fields.time("releasedAt"))
     }
 
     public init(from decoder: any Decoder) throws {
@@ -77,7 +88,10 @@ public struct FanoutRecord: Sendable, Hashable, Codable, JSONRepresentable {
         do {
             try self.init(reading: FieldReader(json))
         } catch {
-            throw DecodingError.dataCorrupted(.init(codingPath: decoder.codingPath, debugDescription: "\(Topic.fanout): field \"\(error.field)\": \(error.problem)"))
+            throw DecodingError.dataCorrupted(
+                .init(
+                    codingPath: decoder.codingPath,
+                    debugDescription: "\(Topic.fanout): field \"\(error.field)\": \(error.problem)"))
         }
     }
 

@@ -160,7 +160,9 @@ public struct FanoutStage: Sendable {
                 return output  // The same event again (an at-least-once producer's duplicate).
             }
             receive(message, &state, &output)
-            if output.rejection == nil { state.recent[message.conversationId, default: RecentEventIds()].insert(message.id) }
+            if output.rejection == nil {
+                state.recent[message.conversationId, default: RecentEventIds()].insert(message.id)
+            }
         case .conversation(let update):
             var entry = state.entries[update.conversationId] ?? ConversationEntry()
             entry.conversation = update
@@ -188,7 +190,8 @@ public struct FanoutStage: Sendable {
 
     private func receive(_ message: MessageReceived, _ state: inout FanoutState, _ output: inout FanoutOutput) {
         guard var entry = state.entries[message.conversationId], let conversation = entry.conversation else {
-            output.rejection = "message \(message.messageId): unknown conversation \(message.conversationId) (no conversation.updated seen)"
+            output.rejection =
+                "message \(message.messageId): unknown conversation \(message.conversationId) (no conversation.updated seen)"
             return
         }
         if entry.held.isEmpty, let sender = identity(message.senderId, in: state) {
@@ -213,7 +216,9 @@ public struct FanoutStage: Sendable {
     /// Emits the held messages of a conversation from the front while their
     /// sender is settled or their wait (event time) is over: the wait of a message at `t` covers
     /// identities up to `t` + the identity wait, and is over once time is past that.
-    private func release(_ conversationId: String, endOfInput: Bool, _ state: inout FanoutState, _ output: inout FanoutOutput) {
+    private func release(
+        _ conversationId: String, endOfInput: Bool, _ state: inout FanoutState, _ output: inout FanoutOutput
+    ) {
         guard var entry = state.entries[conversationId], let conversation = entry.conversation else { return }
         let before = entry.held.count
         // The event time of the release: the end of a wait that ran out, else now (an identity came).
@@ -236,19 +241,25 @@ public struct FanoutStage: Sendable {
         }
     }
 
-    private func emit(_ message: MessageReceived, _ conversation: ConversationUpdated, sender: SenderIdentity?,
-                      releasedAt: EventTime? = nil, _ output: inout FanoutOutput) {
+    private func emit(
+        _ message: MessageReceived, _ conversation: ConversationUpdated, sender: SenderIdentity?,
+        releasedAt: EventTime? = nil, _ output: inout FanoutOutput
+    ) {
         let content = builder.content(of: message, in: conversation, sender: sender)
         for member in conversation.members {
             if member == message.senderId {
-                output.decisions.append(Decision(at: message.at, eventId: message.id, reason: .ownMessage, userId: member,
-                                                 conversationId: message.conversationId, messageId: message.messageId))
+                output.decisions.append(
+                    Decision(
+                        at: message.at, eventId: message.id, reason: .ownMessage, userId: member,
+                        conversationId: message.conversationId, messageId: message.messageId))
                 continue
             }
-            output.records.append(FanoutRecord(
-                at: message.at, recipientId: member, conversationId: message.conversationId, messageId: message.messageId,
-                notificationType: message.mentions.contains(member) ? "mention" : "message", content: content,
-                releasedAt: releasedAt))
+            output.records.append(
+                FanoutRecord(
+                    at: message.at, recipientId: member, conversationId: message.conversationId,
+                    messageId: message.messageId,
+                    notificationType: message.mentions.contains(member) ? "mention" : "message", content: content,
+                    releasedAt: releasedAt))
         }
     }
 }

@@ -127,7 +127,8 @@ public struct RouteState: Sendable {
         }
         guard let index = found else { return nil }
         // Changed and read in place: reading the entry out of the table would copy all of it.
-        let (result, hasPendingBadges) = { (entry: inout UserEntry) in (change(&entry), !entry.pendingBadges.isEmpty) }(&entries.values[index])
+        let (result, hasPendingBadges) = { (entry: inout UserEntry) in (change(&entry), !entry.pendingBadges.isEmpty) }(
+            &entries.values[index])
         notePending(key, hasPendingBadges: hasPendingBadges)
         return result
     }
@@ -177,7 +178,8 @@ public struct RouteStage: Sendable {
         case .preferences(let event): (userId, eventId, time) = (event.userId, event.id, event.at)
         case .clientState(let event): (userId, eventId, time) = (event.userId, event.id, event.at)
         case .read(let event): (userId, eventId, time) = (event.userId, event.id, event.at)
-        case .outcome(let outcome): (userId, eventId, time) = (outcome.recipient.userId, outcome.id, EventTime(rfc3339: outcome.at))
+        case .outcome(let outcome):
+            (userId, eventId, time) = (outcome.recipient.userId, outcome.id, EventTime(rfc3339: outcome.at))
         case .clock(let now): time = now
         case .endOfInput: break
         }
@@ -213,9 +215,10 @@ public struct RouteStage: Sendable {
         switch input {
         case .fanout(let record):
             guard isNew(record, &entry, now: now) else {
-                return output.decisions.append(Decision(
-                    at: record.at, eventId: record.id, reason: .alreadyApplied, userId: record.recipientId,
-                    conversationId: record.conversationId, messageId: record.messageId))
+                return output.decisions.append(
+                    Decision(
+                        at: record.at, eventId: record.id, reason: .alreadyApplied, userId: record.recipientId,
+                        conversationId: record.conversationId, messageId: record.messageId))
             }
             route(record, &entry, &output)
         case .devices(let event):
@@ -244,7 +247,9 @@ public struct RouteStage: Sendable {
     /// and forgets the latest messages of conversations no delivery of which can still be made.
     private func isNew(_ record: FanoutRecord, _ entry: inout UserEntry, now: EventTime?) -> Bool {
         if let latest = entry.latestMessages[record.conversationId] {
-            if record.at < latest.at || (record.at == latest.at && latest.messageIds.contains(record.messageId)) { return false }
+            if record.at < latest.at || (record.at == latest.at && latest.messageIds.contains(record.messageId)) {
+                return false
+            }
         }
         if let now {
             let horizon = now.adding(milliseconds: -configuration.policies.longestTTLSeconds * 1000)
@@ -253,7 +258,8 @@ public struct RouteStage: Sendable {
         if let latest = entry.latestMessages[record.conversationId], latest.at == record.at {
             entry.latestMessages[record.conversationId]!.messageIds = (latest.messageIds + [record.messageId]).sorted()
         } else {
-            entry.latestMessages[record.conversationId] = UserEntry.LatestMessage(at: record.at, messageIds: [record.messageId])
+            entry.latestMessages[record.conversationId] = UserEntry.LatestMessage(
+                at: record.at, messageIds: [record.messageId])
         }
         return true
     }
@@ -261,8 +267,10 @@ public struct RouteStage: Sendable {
     private func route(_ record: FanoutRecord, _ entry: inout UserEntry, _ output: inout RouteOutput) {
         let userId = record.recipientId
         func suppress(_ reason: SuppressionReason, _ deviceId: String?) {
-            output.decisions.append(Decision(at: record.at, eventId: record.id, reason: reason, userId: userId, deviceId: deviceId,
-                                             conversationId: record.conversationId, messageId: record.messageId))
+            output.decisions.append(
+                Decision(
+                    at: record.at, eventId: record.id, reason: reason, userId: userId, deviceId: deviceId,
+                    conversationId: record.conversationId, messageId: record.messageId))
         }
         if let read = entry.readUpTo[record.conversationId] {
             // A conversation's messages arrive in order: once one is newer than the read, none older follows.
@@ -309,11 +317,13 @@ public struct RouteStage: Sendable {
     /// Rules 4–7.
     private func path(for device: Device, conversationId: String, at time: EventTime, _ entry: UserEntry) -> Routing {
         guard let client = entry.clientStates[device.deviceId], client.state == .foreground,
-              time.milliseconds - client.at.milliseconds <= configuration.clientStateMaxAgeMilliseconds else {
+            time.milliseconds - client.at.milliseconds <= configuration.clientStateMaxAgeMilliseconds
+        else {
             return .deliver(.push)
         }
         switch client.screen?.kind {
-        case .talkroom? where client.screen?.conversationId == conversationId: return .suppressed(.foregroundInConversation)
+        case .talkroom? where client.screen?.conversationId == conversationId:
+            return .suppressed(.foregroundInConversation)
         case .tabbar?: return .suppressed(.foregroundTabBar)
         default: return .deliver(.local)
         }
@@ -339,13 +349,18 @@ public struct RouteStage: Sendable {
     private func receive(_ outcome: NotificationOutcome, _ entry: inout UserEntry, _ output: inout RouteOutput) {
         switch outcome.outcome {
         case .tokenInvalid:
-            if let token = outcome.token ?? entry.devices.first(where: { $0.deviceId == outcome.recipient.deviceId })?.token {
-                if !entry.invalidTokens.contains(token) { entry.invalidTokens = (entry.invalidTokens + [token]).sorted() }
+            if let token = outcome.token
+                ?? entry.devices.first(where: { $0.deviceId == outcome.recipient.deviceId })?.token
+            {
+                if !entry.invalidTokens.contains(token) {
+                    entry.invalidTokens = (entry.invalidTokens + [token]).sorted()
+                }
             }
         case .undeliverableLocal:
             guard let index = entry.recentLocal.firstIndex(where: { $0.commandId == outcome.commandId }),
-                  let device = entry.devices.first(where: { $0.deviceId == outcome.recipient.deviceId }),
-                  !entry.invalidTokens.contains(device.token) else { return }
+                let device = entry.devices.first(where: { $0.deviceId == outcome.recipient.deviceId }),
+                !entry.invalidTokens.contains(device.token)
+            else { return }
             let record = entry.recentLocal.remove(at: index).record
             var content = record.content
             content.badge = entry.badge
@@ -374,7 +389,8 @@ public struct RouteStage: Sendable {
         }
         guard entry.unread.removeValue(forKey: event.conversationId) != nil else { return }
         for device in entry.devices where !entry.invalidTokens.contains(device.token) {
-            var pending = entry.pendingBadges[device.deviceId]
+            var pending =
+                entry.pendingBadges[device.deviceId]
                 ?? UserEntry.PendingBadge(eventId: event.id, at: event.at, clearThreadIds: [])
             pending.eventId = event.id
             pending.at = event.at
@@ -382,10 +398,13 @@ public struct RouteStage: Sendable {
                 pending.clearThreadIds = (pending.clearThreadIds + [event.conversationId]).sorted()
             }
             if let last = entry.lastBackgroundPush[device.deviceId],
-               event.at.milliseconds - last.milliseconds < configuration.backgroundPushIntervalMilliseconds {
+                event.at.milliseconds - last.milliseconds < configuration.backgroundPushIntervalMilliseconds
+            {
                 entry.pendingBadges[device.deviceId] = pending
-                output.decisions.append(Decision(at: event.at, eventId: event.id, reason: .backgroundPushCoalesced,
-                                                 userId: event.userId, deviceId: device.deviceId, conversationId: event.conversationId))
+                output.decisions.append(
+                    Decision(
+                        at: event.at, eventId: event.id, reason: .backgroundPushCoalesced,
+                        userId: event.userId, deviceId: device.deviceId, conversationId: event.conversationId))
             } else {
                 entry.pendingBadges[device.deviceId] = nil
                 sendBadge(pending, at: event.at, userId: event.userId, device: device, &entry, &output)
@@ -393,24 +412,31 @@ public struct RouteStage: Sendable {
         }
     }
 
-    private func releaseBadges(_ userId: String, _ entry: inout UserEntry, now: EventTime?, endOfInput: Bool, _ output: inout RouteOutput) {
+    private func releaseBadges(
+        _ userId: String, _ entry: inout UserEntry, now: EventTime?, endOfInput: Bool, _ output: inout RouteOutput
+    ) {
         for deviceId in entry.pendingBadges.keys.sorted() {
             guard let pending = entry.pendingBadges[deviceId],
-                  let device = entry.devices.first(where: { $0.deviceId == deviceId }) else {
+                let device = entry.devices.first(where: { $0.deviceId == deviceId })
+            else {
                 entry.pendingBadges[deviceId] = nil
                 continue
             }
-            let due = (entry.lastBackgroundPush[deviceId] ?? pending.at).adding(milliseconds: configuration.backgroundPushIntervalMilliseconds)
+            let due = (entry.lastBackgroundPush[deviceId] ?? pending.at).adding(
+                milliseconds: configuration.backgroundPushIntervalMilliseconds)
             guard endOfInput || (now.map { $0 >= due } ?? false) else { continue }
             entry.pendingBadges[deviceId] = nil
             sendBadge(pending, at: max(due, pending.at), userId: userId, device: device, &entry, &output)
         }
     }
 
-    private func sendBadge(_ pending: UserEntry.PendingBadge, at time: EventTime, userId: String, device: Device,
-                           _ entry: inout UserEntry, _ output: inout RouteOutput) {
+    private func sendBadge(
+        _ pending: UserEntry.PendingBadge, at time: EventTime, userId: String, device: Device,
+        _ entry: inout UserEntry, _ output: inout RouteOutput
+    ) {
         entry.lastBackgroundPush[device.deviceId] = time
         let update = BadgeUpdate(badge: entry.badge, clearThreadIds: pending.clearThreadIds)
-        output.commands.append(builder.badgeCommand(source: pending.eventId, at: time, userId: userId, update: update, device: device))
+        output.commands.append(
+            builder.badgeCommand(source: pending.eventId, at: time, userId: userId, update: update, device: device))
     }
 }

@@ -102,8 +102,10 @@ public struct ScenarioRunner: Sendable {
             do {
                 input = try InputEvent.decode(topic: event.topic, json: event.value)
             } catch {
-                result.rejections.append(Rejection(index: index, topic: event.topic, eventId: event.value["id"]?.stringValue,
-                                                   reason: "field \"\(error.field)\": \(error.problem)"))
+                result.rejections.append(
+                    Rejection(
+                        index: index, topic: event.topic, eventId: event.value["id"]?.stringValue,
+                        reason: "field \"\(error.field)\": \(error.problem)"))
                 continue
             }
             if let fanoutInput = input.fanoutInput {
@@ -119,8 +121,10 @@ public struct ScenarioRunner: Sendable {
             let output = fanout.fold(&fanoutState, input)
             result.decisions += output.decisions
             if let rejection = output.rejection, let index {
-                result.rejections.append(Rejection(index: index, topic: events[index].topic,
-                                                   eventId: events[index].value["id"]?.stringValue, reason: rejection))
+                result.rejections.append(
+                    Rejection(
+                        index: index, topic: events[index].topic,
+                        eventId: events[index].value["id"]?.stringValue, reason: rejection))
             }
             records += output.records
         }

@@ -19,7 +19,10 @@ extension UserEntry: JSONRepresentable {
 
 extension UserEntry.PendingBadge: JSONRepresentable {
     public var jsonValue: JSONValue {
-        .object(["eventId": .string(eventId), "at": .string(at.rfc3339), "clearThreadIds": .array(clearThreadIds.map(JSONValue.string))])
+        .object([
+            "eventId": .string(eventId), "at": .string(at.rfc3339),
+            "clearThreadIds": .array(clearThreadIds.map(JSONValue.string)),
+        ])
     }
 }
 
@@ -41,15 +44,23 @@ extension UserEntry {
     init(changelog bytes: [UInt8]) throws {
         let fields = try FieldReader(CoreJSON.parse(bytes))
         self.init()
-        devices = try fields.array("devices").map { (element) throws(FieldError) in try Device(reading: FieldReader(element.value, path: element.path)) }
-        preferences = try fields.optionalValue("preferences").map { (json) throws(FieldError) in try PreferencesUpdated(json: json) }
-        clientStates = try fields.members("clientStates").mapValues { (json) throws(FieldError) in try ClientStateChanged(json: json) }
+        devices = try fields.array("devices").map { (element) throws(FieldError) in
+            try Device(reading: FieldReader(element.value, path: element.path))
+        }
+        preferences = try fields.optionalValue("preferences").map { (json) throws(FieldError) in
+            try PreferencesUpdated(json: json)
+        }
+        clientStates = try fields.members("clientStates").mapValues { (json) throws(FieldError) in
+            try ClientStateChanged(json: json)
+        }
         unread = try fields.members("unread").mapValues { (json) throws(FieldError) in
             guard let count = json.intValue else { throw fields.error("unread", "expected integers") }
             return Int(count)
         }
         invalidTokens = try fields.array("invalidTokens").map { (element) throws(FieldError) in
-            guard let token = element.value.stringValue else { throw FieldError(field: element.path, problem: "expected a string") }
+            guard let token = element.value.stringValue else {
+                throw FieldError(field: element.path, problem: "expected a string")
+            }
             return token
         }
         lastBackgroundPush = try fields.times("lastBackgroundPush")
@@ -57,18 +68,21 @@ extension UserEntry {
         if fields.optionalValue("readUpTo") != nil { readUpTo = try fields.times("readUpTo") }
         pendingBadges = try fields.members("pendingBadges").mapValues { (json) throws(FieldError) in
             let badge = try FieldReader(json, path: "pendingBadges")
-            return PendingBadge(eventId: try badge.string("eventId"), at: try badge.time("at"),
-                                clearThreadIds: try badge.stringSet("clearThreadIds", minimumCount: 0))
+            return PendingBadge(
+                eventId: try badge.string("eventId"), at: try badge.time("at"),
+                clearThreadIds: try badge.stringSet("clearThreadIds", minimumCount: 0))
         }
         recentLocal = try fields.array("recentLocal").map { (element) throws(FieldError) in
             let local = try FieldReader(element.value, path: element.path)
-            return RecentLocal(commandId: try local.string("commandId"), record: try FanoutRecord(reading: local.object("record")))
+            return RecentLocal(
+                commandId: try local.string("commandId"), record: try FanoutRecord(reading: local.object("record")))
         }
         // Absent from records written before copies of fanout records were recognised.
         if try fields.optionalValue("latestMessages") != nil {
             latestMessages = try fields.members("latestMessages").mapValues { (json) throws(FieldError) in
                 let latest = try FieldReader(json, path: "latestMessages")
-                return LatestMessage(at: try latest.time("at"), messageIds: try latest.stringSet("messageIds", minimumCount: 1))
+                return LatestMessage(
+                    at: try latest.time("at"), messageIds: try latest.stringSet("messageIds", minimumCount: 1))
             }
         }
     }
@@ -79,8 +93,12 @@ extension ConversationEntry {
     init(changelog bytes: [UInt8]) throws {
         let fields = try FieldReader(CoreJSON.parse(bytes))
         self.init(
-            conversation: try fields.optionalValue("conversation").map { (json) throws(FieldError) in try ConversationUpdated(json: json) },
-            held: try fields.array("held").map { (element) throws(FieldError) in try MessageReceived(json: element.value) })
+            conversation: try fields.optionalValue("conversation").map { (json) throws(FieldError) in
+                try ConversationUpdated(json: json)
+            },
+            held: try fields.array("held").map { (element) throws(FieldError) in
+                try MessageReceived(json: element.value)
+            })
     }
 }
 
@@ -96,7 +114,9 @@ extension FieldReader {
     func times(_ key: String) throws(FieldError) -> [String: EventTime] {
         var times: [String: EventTime] = [:]
         for (member, json) in try members(key) {
-            guard let time = json.stringValue.flatMap(EventTime.init(rfc3339:)) else { throw error(key, "expected RFC 3339 times") }
+            guard let time = json.stringValue.flatMap(EventTime.init(rfc3339:)) else {
+                throw error(key, "expected RFC 3339 times")
+            }
             times[member] = time
         }
         return times

@@ -10,7 +10,8 @@ extension ConsoleFeed {
 extension ConsoleEntry {
     /// The console entry of a stage's suppression decision.
     public static func decision(_ decision: Decision) -> ConsoleEntry {
-        .decision(userId: decision.userId, deviceId: decision.deviceId, conversationId: decision.conversationId,
-                  messageId: decision.messageId, reason: decision.reason.rawValue, at: decision.at.rfc3339)
+        .decision(
+            userId: decision.userId, deviceId: decision.deviceId, conversationId: decision.conversationId,
+            messageId: decision.messageId, reason: decision.reason.rawValue, at: decision.at.rfc3339)
     }
 }

@@ -6,11 +6,14 @@ import Synchronization
 public enum ConsoleEntry: Sendable {
     /// An input record arrived (`type` is the event type, `summary` a one-line description, `at` its
     /// event time, `messageId` the message it is about, `traceId` the trace of its `traceparent` header).
-    case event(topic: String, key: String?, type: String, summary: String, at: String? = nil,
-               messageId: String? = nil, traceId: String? = nil)
+    case event(
+        topic: String, key: String?, type: String, summary: String, at: String? = nil,
+        messageId: String? = nil, traceId: String? = nil)
     /// A delivery decided against, and why (own message, muted, foreground talk room, ...), at the event
     /// time of the event that caused it.
-    case decision(userId: String, deviceId: String?, conversationId: String?, messageId: String?, reason: String, at: String? = nil)
+    case decision(
+        userId: String, deviceId: String?, conversationId: String?, messageId: String?, reason: String,
+        at: String? = nil)
     /// A command produced to `notify.commands`.
     case command(NotificationCommand)
     /// A sink's outcome for a command, with the trace its record carried.
@@ -58,7 +61,8 @@ public final class ConsoleFeed: Sendable {
         let at = Date.now.formatted(.iso8601)
         state.withLock { state in
             guard !state.finished else { return }
-            let item = Item(sequence: state.nextSequence, json: "{\"seq\":\(state.nextSequence),\"at\":\"\(at)\"," + body)
+            let item = Item(
+                sequence: state.nextSequence, json: "{\"seq\":\(state.nextSequence),\"at\":\"\(at)\"," + body)
             state.nextSequence += 1
             state.recent.append(item)
             if state.recent.count > capacity { state.recent.removeFirst(state.recent.count - capacity) }
@@ -103,25 +107,39 @@ public final class ConsoleFeed: Sendable {
         func text(_ value: String?) -> JSONValue { value.map(JSONValue.string) ?? .null }
         switch entry {
         case .event(let topic, let key, let type, let summary, let at, let messageId, let traceId):
-            return ["kind": .string("event"), "topic": .string(topic), "key": text(key), "type": .string(type), "summary": .string(summary),
-                    "eventAt": text(at), "messageId": text(messageId), "traceId": text(traceId)]
+            return [
+                "kind": .string("event"), "topic": .string(topic), "key": text(key), "type": .string(type),
+                "summary": .string(summary),
+                "eventAt": text(at), "messageId": text(messageId), "traceId": text(traceId),
+            ]
         case .decision(let userId, let deviceId, let conversationId, let messageId, let reason, let at):
-            return ["kind": .string("decision"), "userId": .string(userId), "deviceId": text(deviceId),
-                    "conversationId": text(conversationId), "messageId": text(messageId), "reason": .string(reason), "eventAt": text(at)]
+            return [
+                "kind": .string("decision"), "userId": .string(userId), "deviceId": text(deviceId),
+                "conversationId": text(conversationId), "messageId": text(messageId), "reason": .string(reason),
+                "eventAt": text(at),
+            ]
         case .command(let command):
             let preview = NotificationPreview(command, actionsByCategory: actionsByCategory)
-            return ["kind": .string("command"), "preview": Self.jsonValue(preview), "eventAt": .string(command.at),
-                    "messageId": text(command.messageId), "conversationId": text(command.conversationId)]
+            return [
+                "kind": .string("command"), "preview": Self.jsonValue(preview), "eventAt": .string(command.at),
+                "messageId": text(command.messageId), "conversationId": text(command.conversationId),
+            ]
         case .outcome(let outcome, let traceId):
-            return ["kind": .string("outcome"), "commandId": .string(outcome.commandId), "sink": .string(outcome.sink),
-                    "userId": .string(outcome.recipient.userId), "deviceId": .string(outcome.recipient.deviceId),
-                    "outcome": .string(outcome.outcome.rawValue), "reason": text(outcome.reason), "eventAt": .string(outcome.at),
-                    "messageId": text(outcome.messageId), "conversationId": text(outcome.conversationId), "traceId": text(traceId)]
+            return [
+                "kind": .string("outcome"), "commandId": .string(outcome.commandId), "sink": .string(outcome.sink),
+                "userId": .string(outcome.recipient.userId), "deviceId": .string(outcome.recipient.deviceId),
+                "outcome": .string(outcome.outcome.rawValue), "reason": text(outcome.reason),
+                "eventAt": .string(outcome.at),
+                "messageId": text(outcome.messageId), "conversationId": text(outcome.conversationId),
+                "traceId": text(traceId),
+            ]
         }
     }
 
     private static func jsonValue(_ value: some Encodable) -> JSONValue {
-        guard let data = try? JSONEncoder().encode(value), let json = try? JSONDecoder().decode(JSONValue.self, from: data) else {
+        guard let data = try? JSONEncoder().encode(value),
+            let json = try? JSONDecoder().decode(JSONValue.self, from: data)
+        else {
             return .null
         }
         return json

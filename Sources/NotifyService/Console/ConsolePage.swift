@@ -13,7 +13,8 @@ enum ConsolePage {
         // "</" would end the script element early; JSON allows the escaped form.
         let embedded = "[" + initial.map(\.json).joined(separator: ",") + "]"
         let safe = embedded.replacingOccurrences(of: "</", with: "<\\/")
-        return head + "<script>const INITIAL_ENTRIES = \(safe);</script>\n<script>\(script)</script>\n</body>\n</html>\n"
+        return head
+            + "<script>const INITIAL_ENTRIES = \(safe);</script>\n<script>\(script)</script>\n</body>\n</html>\n"
     }
 
     private static let head = """

@@ -9,15 +9,19 @@ extension ConsoleEntry {
     public static func record(topic: String, key: String?, value: [UInt8], traceparent: String? = nil) -> ConsoleEntry {
         let traceId = traceparent.flatMap(ConsoleEventSummary.traceId(ofTraceparent:))
         guard let json = try? CoreJSON.parse(value) else {
-            return .event(topic: topic, key: key, type: "(unreadable)", summary: "\(value.count) bytes, not JSON", traceId: traceId)
+            return .event(
+                topic: topic, key: key, type: "(unreadable)", summary: "\(value.count) bytes, not JSON",
+                traceId: traceId)
         }
         if json["type"]?.stringValue == "notification.outcome",
-           let outcome = try? JSONDecoder().decode(NotificationOutcome.self, from: Data(value)) {
+            let outcome = try? JSONDecoder().decode(NotificationOutcome.self, from: Data(value))
+        {
             return .outcome(outcome, traceId: traceId)
         }
-        return .event(topic: topic, key: key, type: json["type"]?.stringValue ?? "(no type)",
-                      summary: ConsoleEventSummary.summary(of: json), at: json["at"]?.stringValue,
-                      messageId: json["messageId"]?.stringValue, traceId: traceId)
+        return .event(
+            topic: topic, key: key, type: json["type"]?.stringValue ?? "(no type)",
+            summary: ConsoleEventSummary.summary(of: json), at: json["at"]?.stringValue,
+            messageId: json["messageId"]?.stringValue, traceId: traceId)
     }
 }
 
@@ -39,7 +43,8 @@ enum ConsoleEventSummary {
         case "conversation.updated":
             let members = event["members"].flatMap(strings) ?? []
             let name = text("name").map { " “\($0)”" } ?? ""
-            return "\(text("conversationId") ?? "?")\(name) (\(text("kind") ?? "?")): \(members.joined(separator: ", "))"
+            return
+                "\(text("conversationId") ?? "?")\(name) (\(text("kind") ?? "?")): \(members.joined(separator: ", "))"
         case "devices.updated":
             guard case .array(let devices)? = event["devices"] else { return "\(text("userId") ?? "?"): devices" }
             let list = devices.map { device in
@@ -48,7 +53,9 @@ enum ConsoleEventSummary {
             return "\(text("userId") ?? "?") has \(list.isEmpty ? "no devices" : list.joined(separator: ", "))"
         case "preferences.updated":
             var parts = ["previews \(text("previews") ?? "default")"]
-            if case .object(let muted)? = event["muted"], !muted.isEmpty { parts.append("muted \(muted.keys.sorted().joined(separator: ", "))") }
+            if case .object(let muted)? = event["muted"], !muted.isEmpty {
+                parts.append("muted \(muted.keys.sorted().joined(separator: ", "))")
+            }
             return "\(text("userId") ?? "?"): \(parts.joined(separator: ", "))"
         case "client.state":
             var line = "\(text("userId") ?? "?")/\(text("deviceId") ?? "?") is \(text("state") ?? "?")"
@@ -58,7 +65,8 @@ enum ConsoleEventSummary {
             return line
         case "notification.fanout":
             let content = event["content"]
-            var line = "\(text("messageId") ?? "?") for \(text("recipientId") ?? "?") (\(text("notificationType") ?? "?"))"
+            var line =
+                "\(text("messageId") ?? "?") for \(text("recipientId") ?? "?") (\(text("notificationType") ?? "?"))"
             if let title = content?["title"]?.stringValue { line += ": \(title)" }
             if let body = content?["body"]?.stringValue { line += ": “\(clipped(body, to: 80))”" }
             return line

@@ -41,7 +41,8 @@ public struct NotificationPreview: Sendable, Hashable, Codable {
         body = content["body"]?.stringValue ?? ""
         senderName = content["sender"]?["displayName"]?.stringValue ?? content["sender"]?["handle"]?.stringValue
         senderImageURL = content["sender"]?["imageURL"]?.stringValue
-        groupName = content["conversation"]?["isGroup"] == .bool(true) ? content["conversation"]?["name"]?.stringValue : nil
+        groupName =
+            content["conversation"]?["isGroup"] == .bool(true) ? content["conversation"]?["name"]?.stringValue : nil
         attachmentURL = content["attachment"]?["url"]?.stringValue
         attachmentMimeType = content["attachment"]?["mimeType"]?.stringValue
         actions = content["category"]?.stringValue.flatMap { actionsByCategory[$0] } ?? []
@@ -49,7 +50,9 @@ public struct NotificationPreview: Sendable, Hashable, Codable {
         threadId = content["threadId"]?.stringValue
         identityResolved = content["identityResolved"] != .bool(false)
         let apnsSilent = command.apns.map { $0.payload["aps"]?["alert"] == nil } ?? false
-        let fcmSilent = command.fcm.map { $0.message["message"]?["notification"] == nil && $0.message["notification"] == nil } ?? false
+        let fcmSilent =
+            command.fcm.map { $0.message["message"]?["notification"] == nil && $0.message["notification"] == nil }
+            ?? false
         silent = command.path == .push && (apnsSilent || fcmSilent)
     }
 }

@@ -20,11 +20,15 @@ public enum ServiceEndpoints {
         let router = Router()
         router.middlewares.add(TracingMiddleware())
         router.get("healthz") { _, _ -> Response in
-            if let reason = status.unhealthyReason { return .text("unhealthy: \(reason)\n", status: .serviceUnavailable) }
+            if let reason = status.unhealthyReason {
+                return .text("unhealthy: \(reason)\n", status: .serviceUnavailable)
+            }
             return .text("ok\n")
         }
         router.get("readyz") { _, _ -> Response in
-            if let reason = status.notReadyReason { return .text("not ready: \(reason)\n", status: .serviceUnavailable) }
+            if let reason = status.notReadyReason {
+                return .text("not ready: \(reason)\n", status: .serviceUnavailable)
+            }
             return .text("ready\n")
         }
         router.get("metrics") { _, _ -> Response in
@@ -40,7 +44,8 @@ public enum ServiceEndpoints {
                     body: .init(byteBuffer: ByteBuffer(string: ConsolePage.html(initial: console.recent()))))
             }
             router.get("console/events") { request, _ -> Response in
-                let resumeAfter = request.headers.first(where: { $0.name.canonicalName == "last-event-id" }).flatMap { Int($0.value) }
+                let resumeAfter =
+                    request.headers.first(where: { $0.name.canonicalName == "last-event-id" }).flatMap { Int($0.value) }
                     ?? request.uri.queryParameters.get("after", as: Int.self) ?? 0
                 let items = console.subscribe(after: resumeAfter)
                 return Response(
@@ -49,7 +54,8 @@ public enum ServiceEndpoints {
                     body: ResponseBody { writer in
                         try await writer.write(ByteBuffer(string: "retry: 1000\n\n"))
                         for await item in items.cancelOnGracefulShutdown() {
-                            try await writer.write(ByteBuffer(string: "id: \(item.sequence)\nevent: entry\ndata: \(item.json)\n\n"))
+                            try await writer.write(
+                                ByteBuffer(string: "id: \(item.sequence)\nevent: entry\ndata: \(item.json)\n\n"))
                         }
                         try await writer.finish(nil)
                     })
@@ -57,7 +63,8 @@ public enum ServiceEndpoints {
         }
         return Application(
             router: router,
-            configuration: ApplicationConfiguration(address: .hostname(listen.host, port: listen.port), serverName: nil),
+            configuration: ApplicationConfiguration(
+                address: .hostname(listen.host, port: listen.port), serverName: nil),
             onServerRunning: { channel in
                 let port = channel.localAddress?.port ?? listen.port
                 await onListening(HostAndPort(host: listen.host, port: port))
@@ -69,6 +76,8 @@ public enum ServiceEndpoints {
 extension Response {
     /// A plain-text response.
     static func text(_ body: String, status: HTTPResponse.Status = .ok) -> Response {
-        Response(status: status, headers: [.contentType: "text/plain; charset=utf-8"], body: .init(byteBuffer: ByteBuffer(string: body)))
+        Response(
+            status: status, headers: [.contentType: "text/plain; charset=utf-8"],
+            body: .init(byteBuffer: ByteBuffer(string: body)))
     }
 }

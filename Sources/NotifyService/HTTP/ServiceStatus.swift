@@ -103,7 +103,8 @@ public final class ServiceStatus: Sendable {
                 return "cannot reach the Kafka cluster for \(Self.seconds(now - lastContact))"
             }
             if let (consumer, since) = state.withoutPartitionsSince.min(by: { $0.value < $1.value }),
-               now - since > thresholds.clusterTimeout {
+                now - since > thresholds.clusterTimeout
+            {
                 return "\(consumer) has held no partitions for \(Self.seconds(now - since)), since it lost them"
             }
             return nil

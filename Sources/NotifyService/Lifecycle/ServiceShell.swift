@@ -33,13 +33,17 @@ public struct ServiceShell: Sendable {
 
     public init(
         settings: NotifySettings, logger: Logger, status: ServiceStatus? = nil,
-        metrics: NotifyMetrics = NotifyMetrics(), console: ConsoleFeed = ConsoleFeed(), traceExport: (any Service)? = nil
+        metrics: NotifyMetrics = NotifyMetrics(), console: ConsoleFeed = ConsoleFeed(),
+        traceExport: (any Service)? = nil
     ) {
         self.settings = settings
         self.logger = logger
         self.traceExport = traceExport
-        self.status = status ?? ServiceStatus(
-            thresholds: ProbeThresholds(clusterTimeout: settings.probes.clusterTimeout, stuckAfter: settings.probes.stuckAfter))
+        self.status =
+            status
+            ?? ServiceStatus(
+                thresholds: ProbeThresholds(
+                    clusterTimeout: settings.probes.clusterTimeout, stuckAfter: settings.probes.stuckAfter))
         self.metrics = metrics
         self.console = console
     }
@@ -67,7 +71,8 @@ public struct ServiceShell: Sendable {
             console: settings.http.console ? console : nil, logger: logger, onListening: onListening)
         let drain = ShutdownAnnouncer(status: status, console: console)
         var configuration = ServiceGroupConfiguration(
-            services: (traceExport.map { [.init(service: $0)] } ?? []) + [.init(service: http)] + services.map { .init(service: $0) }
+            services: (traceExport.map { [.init(service: $0)] } ?? []) + [.init(service: http)]
+                + services.map { .init(service: $0) }
                 + [.init(service: drain)],
             gracefulShutdownSignals: signals, cancellationSignals: [], logger: logger)
         let budget = settings.shutdownGracePeriod

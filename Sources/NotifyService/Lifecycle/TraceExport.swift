@@ -25,13 +25,17 @@ public enum TraceExport {
         case "none": return false
         case nil, "", "otlp": break
         case let other?:
-            throw ConfigurationError(description: "OTEL_TRACES_EXPORTER=\(other): notify exports spans with otlp only (or none)")
+            throw ConfigurationError(
+                description: "OTEL_TRACES_EXPORTER=\(other): notify exports spans with otlp only (or none)")
         }
-        guard exporter == "otlp" || environment["OTEL_EXPORTER_OTLP_ENDPOINT"] != nil
-            || environment["OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"] != nil else { return false }
+        guard
+            exporter == "otlp" || environment["OTEL_EXPORTER_OTLP_ENDPOINT"] != nil
+                || environment["OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"] != nil
+        else { return false }
         for name in ["OTEL_EXPORTER_OTLP_PROTOCOL", "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL"] {
             if let value = environment[name], !["http/protobuf", "http/json"].contains(value) {
-                throw ConfigurationError(description: "\(name)=\(value): notify exports over OTLP/HTTP only (http/protobuf or http/json)")
+                throw ConfigurationError(
+                    description: "\(name)=\(value): notify exports over OTLP/HTTP only (http/protobuf or http/json)")
             }
         }
         return true
@@ -55,7 +59,8 @@ public enum TraceExport {
         configuration.diagnosticLogger = .custom(logger)
         configuration.diagnosticLogLevel = .warning  // OTEL_LOG_LEVEL lowers it.
         // swift-otel turns logs and metrics back on for OTEL_SDK_DISABLED=false; it was read above.
-        let exporting = try OTel.bootstrap(configuration: configuration, environment: environment.filter { $0.key != "OTEL_SDK_DISABLED" })
+        let exporting = try OTel.bootstrap(
+            configuration: configuration, environment: environment.filter { $0.key != "OTEL_SDK_DISABLED" })
         logger.info("Exporting spans over OTLP/HTTP")
         return exporting
     }

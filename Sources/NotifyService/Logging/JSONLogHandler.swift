@@ -1,10 +1,11 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 import Logging
 import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
 
 /// A swift-log handler that writes one JSON object per line (`log.format: json`):
 ///
@@ -54,9 +55,10 @@ public struct JSONLogHandler: LogHandler {
         if let explicit = event.metadata, !explicit.isEmpty {
             merged.merge(explicit) { _, explicit in explicit }
         }
-        output.write(JSONLogLine.encode(
-            timestamp: LogTimestamp.now(), level: event.level, logger: label, message: event.message.description,
-            metadata: merged, source: event.source, error: event.error))
+        output.write(
+            JSONLogLine.encode(
+                timestamp: LogTimestamp.now(), level: event.level, logger: label, message: event.message.description,
+                metadata: merged, source: event.source, error: event.error))
     }
 }
 
@@ -216,7 +218,10 @@ enum JSONLogLine {
             case 0x0C: out += [0x5C, UInt8(ascii: "f")]
             case 0x00...0x1F, 0x7F, 0x2028, 0x2029:
                 let value = Int(scalar.value)
-                out += [0x5C, UInt8(ascii: "u"), hex[value >> 12 & 0xF], hex[value >> 8 & 0xF], hex[value >> 4 & 0xF], hex[value & 0xF]]
+                out += [
+                    0x5C, UInt8(ascii: "u"), hex[value >> 12 & 0xF], hex[value >> 8 & 0xF], hex[value >> 4 & 0xF],
+                    hex[value & 0xF],
+                ]
             case 0x20...0x7E:
                 out.append(UInt8(scalar.value))
             default:

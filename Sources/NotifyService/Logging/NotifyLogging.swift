@@ -40,13 +40,16 @@ public enum NotifyLogging {
     ///     `nil` for none. It also becomes `LoggingSystem.metadataProvider`.
     /// - Returns: whether this call installed the backend.
     @discardableResult
-    public static func bootstrap(format: LogFormat, level: Logger.Level = .info, metadataProvider: Logger.MetadataProvider? = nil) -> Bool {
+    public static func bootstrap(
+        format: LogFormat, level: Logger.Level = .info, metadataProvider: Logger.MetadataProvider? = nil
+    ) -> Bool {
         installed.withLock { current in
             guard current == nil else { return false }
             current = format
-            LoggingSystem.bootstrap({ label, provider in
-                handler(label: label, format: format, level: level, metadataProvider: provider)
-            }, metadataProvider: metadataProvider)
+            LoggingSystem.bootstrap(
+                { label, provider in
+                    handler(label: label, format: format, level: level, metadataProvider: provider)
+                }, metadataProvider: metadataProvider)
             return true
         }
     }
@@ -62,7 +65,8 @@ public enum NotifyLogging {
     ) -> any LogHandler {
         switch format {
         case .text:
-            var handler = StreamLogHandler(label: label, stream: LogOutputStream(output: output), metadataProvider: metadataProvider)
+            var handler = StreamLogHandler(
+                label: label, stream: LogOutputStream(output: output), metadataProvider: metadataProvider)
             handler.logLevel = level
             return handler
         case .json:
@@ -89,13 +93,16 @@ extension LogFormat {
     public static func resolve(flag: String?, environment: [String: String]) throws -> LogFormat {
         let definition = SettingsCatalogue.definition("log.format")!
         let variable = definition.environmentVariable
-        let found: (value: String, source: String)? = if let flag { (flag, "flag --log-format") } else {
-            environment[variable].flatMap { $0.isEmpty ? nil : ($0, "environment variable \(variable)") }
-        }
+        let found: (value: String, source: String)? =
+            if let flag { (flag, "flag --log-format") } else {
+                environment[variable].flatMap { $0.isEmpty ? nil : ($0, "environment variable \(variable)") }
+            }
         guard let found else { return .text }
         switch definition.check(.string(found.value)) {
         case .success(.text(let word)):
-            guard let format = LogFormat(rawValue: word) else { preconditionFailure("log.format's choices are the LogFormat cases") }
+            guard let format = LogFormat(rawValue: word) else {
+                preconditionFailure("log.format's choices are the LogFormat cases")
+            }
             return format
         case .success:
             preconditionFailure("log.format is a choice")

@@ -26,7 +26,9 @@ struct ExpositionText {
             for sample in entry.samples {
                 text += entry.family.name
                 if !sample.labels.isEmpty {
-                    text += "{" + sample.labels.map { "\($0.0)=\"\(Self.escapedLabelValue($0.1))\"" }.joined(separator: ",") + "}"
+                    text +=
+                        "{" + sample.labels.map { "\($0.0)=\"\(Self.escapedLabelValue($0.1))\"" }.joined(separator: ",")
+                        + "}"
                 }
                 text += " \(sample.value)\n"
             }

@@ -59,66 +59,103 @@ public enum MetricName {
     /// Every family, in the order the runbook lists them.
     public static let catalogue: [MetricFamily] = [
         family(recordsConsumed, .counter, ["topic"], .pipeline, "Records read from Kafka by the stages."),
-        family(recordsProduced, .counter, ["topic"], .pipeline, "Records the stages wrote to Kafka and the broker acknowledged."),
-        family(processingLatency, .histogram, ["stage"], .pipeline, """
+        family(
+            recordsProduced, .counter, ["topic"], .pipeline,
+            "Records the stages wrote to Kafka and the broker acknowledged."),
+        family(
+            processingLatency, .histogram, ["stage"], .pipeline,
+            """
             Per record read by a stage: from the arrival of its batch to the broker's acknowledgement of what \
             the batch made (a record the event-time merge holds back is counted with its batch, not when folded).
             """),
-        family(consumerLag, .gauge, ["topic", "partition"], .pipeline,
-               "High watermark minus the committed offset, per partition a stage holds."),
-        family(suppressions, .counter, ["reason"], .pipeline,
-               "Deliveries decided against, by reason (own-message, muted, foreground-in-conversation, ...)."),
-        family(identityWaits, .counter, [], .pipeline, "Messages held because the sender's identity was not yet known."),
-        family(identityTimeouts, .counter, [], .pipeline,
-               "Held messages released without the sender's identity (identityResolved: false)."),
-        family(eventTimeForced, .counter, ["stage"], .pipeline, """
+        family(
+            consumerLag, .gauge, ["topic", "partition"], .pipeline,
+            "High watermark minus the committed offset, per partition a stage holds."),
+        family(
+            suppressions, .counter, ["reason"], .pipeline,
+            "Deliveries decided against, by reason (own-message, muted, foreground-in-conversation, ...)."),
+        family(
+            identityWaits, .counter, [], .pipeline, "Messages held because the sender's identity was not yet known."),
+        family(
+            identityTimeouts, .counter, [], .pipeline,
+            "Held messages released without the sender's identity (identityResolved: false)."),
+        family(
+            eventTimeForced, .counter, ["stage"], .pipeline,
+            """
             Records folded because they waited pipeline.maxEventTimeWait, not because every input had passed \
             their event time: their order is not guaranteed.
             """),
-        family(misplacedRecords, .counter, ["topic"], .pipeline, """
+        family(
+            misplacedRecords, .counter, ["topic"], .pipeline,
+            """
             Input records a producer put in another partition than murmur2 of their key gives, forwarded to the \
             stage's repartition topic.
             """),
-        family(deadLetters, .counter, ["source"], .everyProcess, """
+        family(
+            deadLetters, .counter, ["source"], .everyProcess,
+            """
             Records sent to notify.dlq, by the topic they came from (the reason is in each record's notify-reason \
             header and in the log).
             """),
-        family(deadLettersLost, .counter, ["source"], .pipeline, """
+        family(
+            deadLettersLost, .counter, ["source"], .pipeline,
+            """
             Dead letters given up after three failed writes (the last without the value); each is logged with \
             its source.
             """),
-        family(sinkOutcomes, .counter, ["kind", "outcome"], .sink, """
+        family(
+            sinkOutcomes, .counter, ["kind", "outcome"], .sink,
+            """
             Sink results by sink kind and outcome (delivered, expired, token-invalid, failed, undeliverable-local); \
             the reason is in the outcome record.
             """),
-        family(retries, .counter, ["kind"], .sink, "Delivery attempts repeated after a retryable failure (429, 5xx, timeouts)."),
-        family(sinkReplacements, .counter, ["kind"], .sink, """
+        family(
+            retries, .counter, ["kind"], .sink,
+            "Delivery attempts repeated after a retryable failure (429, 5xx, timeouts)."),
+        family(
+            sinkReplacements, .counter, ["kind"], .sink,
+            """
             Commands sent again, with the platform's replacement key, because an earlier attempt was recorded but \
             never reported.
             """),
         family(inAppConnections, .gauge, [], .inAppGateway, "WebSocket clients connected to the in-app gateway."),
-        family(buildInfo, .gauge, ["version", "commit"], .everyProcess,
-               "Always 1; the labels name the version and the git commit of the executable."),
-        family(processCPU, .counter, [], .everyProcess, "CPU time the process used, user and system (/proc/self/stat)."),
+        family(
+            buildInfo, .gauge, ["version", "commit"], .everyProcess,
+            "Always 1; the labels name the version and the git commit of the executable."),
+        family(
+            processCPU, .counter, [], .everyProcess, "CPU time the process used, user and system (/proc/self/stat)."),
         family(processResidentMemory, .gauge, [], .everyProcess, "Resident memory of the process (/proc/self/stat)."),
         family(processVirtualMemory, .gauge, [], .everyProcess, "Virtual memory of the process (/proc/self/stat)."),
-        family(processOpenFileDescriptors, .gauge, [], .everyProcess, "File descriptors the process has open (/proc/self/fd)."),
-        family(processMaxFileDescriptors, .gauge, [], .everyProcess, "The process's limit of open file descriptors (RLIMIT_NOFILE)."),
-        family(processStartTime, .gauge, [], .everyProcess, "When the process started, in seconds since the Unix epoch."),
-        family(kafkaBrokerRoundTrip, .gauge, ["client", "broker"], .everyProcess, """
+        family(
+            processOpenFileDescriptors, .gauge, [], .everyProcess,
+            "File descriptors the process has open (/proc/self/fd)."),
+        family(
+            processMaxFileDescriptors, .gauge, [], .everyProcess,
+            "The process's limit of open file descriptors (RLIMIT_NOFILE)."),
+        family(
+            processStartTime, .gauge, [], .everyProcess, "When the process started, in seconds since the Unix epoch."),
+        family(
+            kafkaBrokerRoundTrip, .gauge, ["client", "broker"], .everyProcess,
+            """
             Average round-trip time of a Kafka client's requests to a broker over the last statistics interval \
             (librdkafka rtt.avg; 0 when there were none).
             """),
-        family(kafkaBrokerRequestsInFlight, .gauge, ["client", "broker"], .everyProcess,
-               "Requests a Kafka client sent to a broker and awaits the answer of (librdkafka waitresp_cnt)."),
-        family(kafkaProducerQueue, .gauge, ["client"], .everyProcess,
-               "Messages in a Kafka producer's queues, not yet acknowledged by a broker (librdkafka msg_cnt)."),
-        family(kafkaReplyQueue, .gauge, ["client"], .everyProcess,
-               "Events (delivery reports, callbacks) waiting in a Kafka client's queue for its poll loop (librdkafka replyq)."),
-        family(kafkaRebalances, .gauge, ["client"], .everyProcess,
-               "Rebalances a Kafka consumer has gone through since it started (librdkafka cgrp.rebalance_cnt)."),
-        family(kafkaAssignedPartitions, .gauge, ["client"], .everyProcess,
-               "Partitions assigned to a Kafka consumer (librdkafka cgrp.assignment_size)."),
+        family(
+            kafkaBrokerRequestsInFlight, .gauge, ["client", "broker"], .everyProcess,
+            "Requests a Kafka client sent to a broker and awaits the answer of (librdkafka waitresp_cnt)."),
+        family(
+            kafkaProducerQueue, .gauge, ["client"], .everyProcess,
+            "Messages in a Kafka producer's queues, not yet acknowledged by a broker (librdkafka msg_cnt)."),
+        family(
+            kafkaReplyQueue, .gauge, ["client"], .everyProcess,
+            "Events (delivery reports, callbacks) waiting in a Kafka client's queue for its poll loop (librdkafka replyq)."
+        ),
+        family(
+            kafkaRebalances, .gauge, ["client"], .everyProcess,
+            "Rebalances a Kafka consumer has gone through since it started (librdkafka cgrp.rebalance_cnt)."),
+        family(
+            kafkaAssignedPartitions, .gauge, ["client"], .everyProcess,
+            "Partitions assigned to a Kafka consumer (librdkafka cgrp.assignment_size)."),
     ]
 
     /// The family named `name`; every name above has one.

@@ -1,8 +1,8 @@
 import CoreMetrics
-import NotifyKafka
 import Metrics
 import NotifyBuild
 import NotifyCore
+import NotifyKafka
 import Prometheus
 import Synchronization
 

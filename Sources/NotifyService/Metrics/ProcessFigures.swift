@@ -42,7 +42,10 @@ enum ProcessFigures {
 
     /// The soft limit of open files (`Max open files` of `/proc/self/limits`).
     private static func openFilesLimit() -> Double? {
-        guard let line = contents(of: "/proc/self/limits")?.split(separator: "\n").first(where: { $0.hasPrefix("Max open files") })
+        guard
+            let line = contents(of: "/proc/self/limits")?.split(separator: "\n").first(where: {
+                $0.hasPrefix("Max open files")
+            })
         else { return nil }
         return line.dropFirst("Max open files".count).split(separator: " ").first.flatMap { Double($0) }
     }

@@ -40,16 +40,22 @@ public enum ConfigurationReference {
             let head = String(definition.key.split(separator: ".").first!)
             if head != section {
                 section = head
-                lines += ["## `\(head)`", "", "| key | environment | flag | accepts | default | meaning |", "|---|---|---|---|---|---|"]
+                lines += [
+                    "## `\(head)`", "", "| key | environment | flag | accepts | default | meaning |",
+                    "|---|---|---|---|---|---|",
+                ]
             }
             let environment = ([definition.environmentVariable] + definition.environmentAliases)
                 .map { "`\($0)`" }.joined(separator: ", ")
             let flag = definition.flag.map { "`\($0)`" } ?? ""
-            let defaultText = definition.defaultValue.map { value in
-                let rendered = value.description
-                return rendered.isEmpty ? "(none)" : "`\(rendered)`"
-            } ?? "unset"
-            lines.append("| `\(definition.key)` | \(environment) | \(flag) | \(definition.kind.explanation) | \(defaultText) | \(definition.summary) |")
+            let defaultText =
+                definition.defaultValue.map { value in
+                    let rendered = value.description
+                    return rendered.isEmpty ? "(none)" : "`\(rendered)`"
+                } ?? "unset"
+            lines.append(
+                "| `\(definition.key)` | \(environment) | \(flag) | \(definition.kind.explanation) | \(defaultText) | \(definition.summary) |"
+            )
             if definition.key == SettingsCatalogue.all.last(where: { $0.key.hasPrefix(head + ".") })?.key {
                 lines.append("")
             }

@@ -15,7 +15,9 @@ public struct HostAndPort: Sendable, Hashable, CustomStringConvertible {
         }
         var host = String(text[..<colon])
         if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
-        guard !host.isEmpty, !host.contains(" ") else { return .failure(InvalidAddress(reason: "\"\(text)\" is not HOST:PORT (no host)")) }
+        guard !host.isEmpty, !host.contains(" ") else {
+            return .failure(InvalidAddress(reason: "\"\(text)\" is not HOST:PORT (no host)"))
+        }
         guard let port = Int(text[text.index(after: colon)...]), (0...65535).contains(port) else {
             return .failure(InvalidAddress(reason: "\"\(text)\" is not HOST:PORT (port must be 0…65535)"))
         }

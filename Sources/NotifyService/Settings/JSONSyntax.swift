@@ -38,9 +38,15 @@ enum JSONSyntax {
         }
 
         func failure(_ reason: String) -> Failure {
-            var line = 1, column = 1
+            var line = 1
+            var column = 1
             for character in characters[..<min(index, characters.count)] {
-                if character == "\n" { line += 1; column = 1 } else { column += 1 }
+                if character == "\n" {
+                    line += 1
+                    column = 1
+                } else {
+                    column += 1
+                }
             }
             return Failure(line: line, column: column, reason: reason)
         }
@@ -71,12 +77,17 @@ enum JSONSyntax {
         mutating func object() throws {
             index += 1
             skipWhitespace()
-            if current == "}" { index += 1; return }
+            if current == "}" {
+                index += 1
+                return
+            }
             while true {
                 skipWhitespace()
                 guard current == "\"" else {
-                    throw failure(current == "}" ? "a comma must be followed by another member (trailing commas are not JSON)"
-                                                 : "expected a member name in double quotes, found \(found)")
+                    throw failure(
+                        current == "}"
+                            ? "a comma must be followed by another member (trailing commas are not JSON)"
+                            : "expected a member name in double quotes, found \(found)")
                 }
                 try string()
                 skipWhitespace()
@@ -84,7 +95,10 @@ enum JSONSyntax {
                 skipWhitespace()
                 try value()
                 skipWhitespace()
-                if current == "," { index += 1; continue }
+                if current == "," {
+                    index += 1
+                    continue
+                }
                 try expect("}", "or \",\" after a member")
                 return
             }
@@ -93,13 +107,21 @@ enum JSONSyntax {
         mutating func array() throws {
             index += 1
             skipWhitespace()
-            if current == "]" { index += 1; return }
+            if current == "]" {
+                index += 1
+                return
+            }
             while true {
                 skipWhitespace()
-                if current == "]" { throw failure("a comma must be followed by another element (trailing commas are not JSON)") }
+                if current == "]" {
+                    throw failure("a comma must be followed by another element (trailing commas are not JSON)")
+                }
                 try value()
                 skipWhitespace()
-                if current == "," { index += 1; continue }
+                if current == "," {
+                    index += 1
+                    continue
+                }
                 try expect("]", "or \",\" after an element")
                 return
             }
@@ -109,7 +131,9 @@ enum JSONSyntax {
             index += 1
             while let character = current {
                 switch character {
-                case "\"": index += 1; return
+                case "\"":
+                    index += 1
+                    return
                 case "\\":
                     index += 1
                     guard let escaped = current, "\"\\/bfnrtu".unicodeScalars.contains(escaped) else {
@@ -118,12 +142,15 @@ enum JSONSyntax {
                     index += 1
                     if escaped == "u" {
                         for _ in 0..<4 {
-                            guard let digit = current, digit.properties.isASCIIHexDigit else { throw failure("expected 4 hex digits after \\u") }
+                            guard let digit = current, digit.properties.isASCIIHexDigit else {
+                                throw failure("expected 4 hex digits after \\u")
+                            }
                             index += 1
                         }
                     }
                 case _ where character.value < 0x20:
-                    throw failure("a control character (such as a line break) inside a string: close the string with \"")
+                    throw failure(
+                        "a control character (such as a line break) inside a string: close the string with \"")
                 default: index += 1
                 }
             }
@@ -132,18 +159,24 @@ enum JSONSyntax {
 
         mutating func number() throws {
             if current == "-" { index += 1 }
-            guard let first = current, ("0"..."9").contains(first) else { throw failure("expected a digit, found \(found)") }
+            guard let first = current, ("0"..."9").contains(first) else {
+                throw failure("expected a digit, found \(found)")
+            }
             index += 1
             if first != "0" { digits() }
             if current == "." {
                 index += 1
-                guard let digit = current, ("0"..."9").contains(digit) else { throw failure("expected a digit after \".\", found \(found)") }
+                guard let digit = current, ("0"..."9").contains(digit) else {
+                    throw failure("expected a digit after \".\", found \(found)")
+                }
                 digits()
             }
             if current == "e" || current == "E" {
                 index += 1
                 if current == "+" || current == "-" { index += 1 }
-                guard let digit = current, ("0"..."9").contains(digit) else { throw failure("expected an exponent, found \(found)") }
+                guard let digit = current, ("0"..."9").contains(digit) else {
+                    throw failure("expected an exponent, found \(found)")
+                }
                 digits()
             }
         }

@@ -132,15 +132,18 @@ public struct NotifySettings: Sendable, Hashable {
     }
 
     /// The defaults of every setting.
-    public static let defaults = NotifySettings(Dictionary(uniqueKeysWithValues: SettingsCatalogue.all.compactMap { definition in
-        definition.defaultValue.map { (definition.key, $0) }
-    }))
+    public static let defaults = NotifySettings(
+        Dictionary(
+            uniqueKeysWithValues: SettingsCatalogue.all.compactMap { definition in
+                definition.defaultValue.map { (definition.key, $0) }
+            }))
 
     /// Builds the struct from checked values (the catalogue guarantees kinds and defaults).
     private init(_ values: [String: SettingValue]) {
         let read = ResolvedSettings(values: values)
         kafka = Kafka(
-            bootstrap: read.text("kafka.bootstrap")!, connectTimeout: read.duration("kafka.connectTimeout"), clientId: read.text("kafka.clientId")!,
+            bootstrap: read.text("kafka.bootstrap")!, connectTimeout: read.duration("kafka.connectTimeout"),
+            clientId: read.text("kafka.clientId")!,
             groupId: read.text("kafka.groupId"), properties: read.properties("kafka.properties"),
             maxBatchSize: read.integer("kafka.maxBatchSize"))
         pipeline = Pipeline(
@@ -155,7 +158,8 @@ public struct NotifySettings: Sendable, Hashable {
             backlogLimit: read.integer("thumbnails.backlogLimit"))
         http = HTTP(listen: read.address("http.listen"), console: read.boolean("http.console"))
         probes = Probes(
-            checkInterval: read.duration("probes.checkInterval"), clusterTimeout: read.duration("probes.clusterTimeout"),
+            checkInterval: read.duration("probes.checkInterval"),
+            clusterTimeout: read.duration("probes.clusterTimeout"),
             stuckAfter: read.duration("probes.stuckAfter"))
         shutdownGracePeriod = read.duration("shutdown.gracePeriod")
         logLevel = read.text("log.level")!
@@ -163,20 +167,24 @@ public struct NotifySettings: Sendable, Hashable {
         sink = Sink(
             concurrency: read.integer("sink.concurrency"), maxAttempts: read.integer("sink.maxAttempts"),
             retryBaseDelay: read.duration("sink.retryBaseDelay"), retryMaxDelay: read.duration("sink.retryMaxDelay"),
-            requestTimeout: read.duration("sink.requestTimeout"), ledgerRestoreMargin: read.duration("sink.ledgerRestoreMargin"),
+            requestTimeout: read.duration("sink.requestTimeout"),
+            ledgerRestoreMargin: read.duration("sink.ledgerRestoreMargin"),
             caFile: read.text("sink.caFile"),
             apns: .init(
                 endpoint: read.text("sink.apns.endpoint")!, keyFile: read.text("sink.apns.keyFile"),
                 keyId: read.text("sink.apns.keyId"), teamId: read.text("sink.apns.teamId"),
                 connections: read.integer("sink.apns.connections")),
-            fcm: .init(endpoint: read.text("sink.fcm.endpoint")!, serviceAccountFile: read.text("sink.fcm.serviceAccountFile")),
+            fcm: .init(
+                endpoint: read.text("sink.fcm.endpoint")!, serviceAccountFile: read.text("sink.fcm.serviceAccountFile")),
             inapp: .init(
                 listen: read.address("sink.inapp.listen"), secretFile: read.text("sink.inapp.secretFile"),
-                secretsDirectory: read.text("sink.inapp.secretsDirectory"), clockLeeway: read.duration("sink.inapp.clockLeeway"),
+                secretsDirectory: read.text("sink.inapp.secretsDirectory"),
+                clockLeeway: read.duration("sink.inapp.clockLeeway"),
                 ackTimeout: read.duration("sink.inapp.ackTimeout")),
             webhook: .init(
                 url: read.text("sink.webhook.url"), secretFile: read.text("sink.webhook.secretFile"),
-                secretsDirectory: read.text("sink.webhook.secretsDirectory"), legacySignature: read.boolean("sink.webhook.legacySignature")),
+                secretsDirectory: read.text("sink.webhook.secretsDirectory"),
+                legacySignature: read.boolean("sink.webhook.legacySignature")),
             jsonlOut: read.text("sink.jsonl.out"))
     }
 }

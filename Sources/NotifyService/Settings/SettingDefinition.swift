@@ -122,7 +122,10 @@ public struct SettingDefinition: Sendable {
             return text.isEmpty ? .failure(.invalidValue("must not be empty")) : .success(.text(text))
         case (.choice(let words), .string(let word)):
             guard words.contains(word) else {
-                return .failure(.invalidValue("\"\(word)\" is not one of \(words.joined(separator: ", "))" + suggestionSuffix(word, among: words)))
+                return .failure(
+                    .invalidValue(
+                        "\"\(word)\" is not one of \(words.joined(separator: ", "))"
+                            + suggestionSuffix(word, among: words)))
             }
             return .success(.text(word))
         case (.integer(let range), .int(let number)):
@@ -132,7 +135,10 @@ public struct SettingDefinition: Sendable {
             return .success(.integer(number))
         case (.seconds(let range), .double(let number)):
             guard range.contains(number) else {
-                return .failure(.outOfRange("\(number.formattedSetting) s is outside \(range.lowerBound.formattedSetting)…\(range.upperBound.formattedSetting) s"))
+                return .failure(
+                    .outOfRange(
+                        "\(number.formattedSetting) s is outside \(range.lowerBound.formattedSetting)…\(range.upperBound.formattedSetting) s"
+                    ))
             }
             return .success(.seconds(number))
         case (.seconds, .int(let number)):
@@ -143,18 +149,23 @@ public struct SettingDefinition: Sendable {
             return HostAndPort.parse(text).map { _ in .text(text) }.mapError { .invalidValue($0.reason) }
         case (.addressList, .string(let text)):
             for part in text.split(separator: ",", omittingEmptySubsequences: false) {
-                if case .failure(let error) = HostAndPort.parse(String(part)) { return .failure(.invalidValue(error.reason)) }
+                if case .failure(let error) = HostAndPort.parse(String(part)) {
+                    return .failure(.invalidValue(error.reason))
+                }
             }
             return .success(.text(text))
         case (.url, .string(let text)):
             guard let scheme = text.split(separator: ":", maxSplits: 1).first?.lowercased(),
-                  scheme == "http" || scheme == "https", text.contains("://"),
-                  text.count > scheme.count + 3
+                scheme == "http" || scheme == "https", text.contains("://"),
+                text.count > scheme.count + 3
             else { return .failure(.invalidValue("\"\(text)\" is not an http(s) URL")) }
             return .success(.text(text))
         case (.list(let allowed), .stringArray(let words)):
             if let allowed, let bad = words.first(where: { !allowed.contains($0) }) {
-                return .failure(.invalidValue("\"\(bad)\" is not one of \(allowed.joined(separator: ", "))" + suggestionSuffix(bad, among: allowed)))
+                return .failure(
+                    .invalidValue(
+                        "\"\(bad)\" is not one of \(allowed.joined(separator: ", "))"
+                            + suggestionSuffix(bad, among: allowed)))
             }
             return .success(.list(words))
         case (.properties, .stringArray(let pairs)):
@@ -188,7 +199,8 @@ public func closestMatch(to word: String, among candidates: [String]) -> String?
 
 /// Levenshtein distance between two strings, by characters.
 func editDistance(_ a: String, _ b: String) -> Int {
-    let a = Array(a), b = Array(b)
+    let a = Array(a)
+    let b = Array(b)
     if a.isEmpty { return b.count }
     var previous = Array(0...b.count)
     for i in 1...a.count {

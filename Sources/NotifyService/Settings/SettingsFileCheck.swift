@@ -14,7 +14,9 @@ public enum SettingsFileCheck {
 
     /// All problems of the file at `path`; empty when the file is good. `checkProperty` checks each
     /// `kafka.properties` member.
-    public static func problems(inFileAt path: String, checkProperty: PropertyCheck = { _, _ in nil }) -> [SettingsProblem] {
+    public static func problems(inFileAt path: String, checkProperty: PropertyCheck = { _, _ in nil })
+        -> [SettingsProblem]
+    {
         let source = (path as NSString).lastPathComponent
         guard let data = FileManager.default.contents(atPath: path) else {
             return [SettingsProblem(source: source, path: "", kind: .unreadable("cannot read \(path)"))]
@@ -23,7 +25,9 @@ public enum SettingsFileCheck {
     }
 
     /// All problems of a configuration document; `source` names it in the messages.
-    public static func problems(in data: Data, source: String, checkProperty: PropertyCheck = { _, _ in nil }) -> [SettingsProblem] {
+    public static func problems(in data: Data, source: String, checkProperty: PropertyCheck = { _, _ in nil })
+        -> [SettingsProblem]
+    {
         if let failure = JSONSyntax.failure(in: String(decoding: data, as: UTF8.self)) {
             return [SettingsProblem(source: source, path: "", kind: .unreadable("not valid JSON: \(failure)"))]
         }
@@ -31,10 +35,17 @@ public enum SettingsFileCheck {
         do {
             document = try JSONDecoder().decode(JSONValue.self, from: data)
         } catch {
-            return [SettingsProblem(source: source, path: "", kind: .unreadable("not valid JSON: \(jsonErrorSummary(error))"))]
+            return [
+                SettingsProblem(
+                    source: source, path: "", kind: .unreadable("not valid JSON: \(jsonErrorSummary(error))"))
+            ]
         }
         guard case .object(let members) = document else {
-            return [SettingsProblem(source: source, path: "", kind: .wrongType(expected: "an object at the top", found: document.typeDescription))]
+            return [
+                SettingsProblem(
+                    source: source, path: "",
+                    kind: .wrongType(expected: "an object at the top", found: document.typeDescription))
+            ]
         }
         var problems: [SettingsProblem] = []
         var properties: [String: String] = [:]
@@ -43,7 +54,8 @@ public enum SettingsFileCheck {
         }
         for (name, text) in properties {
             if let problem = checkProperty(name, text) {
-                problems.append(SettingsProblem(source: source, path: "kafka.properties.\(name)", kind: .invalidValue(problem)))
+                problems.append(
+                    SettingsProblem(source: source, path: "kafka.properties.\(name)", kind: .invalidValue(problem)))
             }
         }
         return problems.sorted { $0.path < $1.path }
@@ -73,7 +85,10 @@ public enum SettingsFileCheck {
                 walk(nested, prefix: key, source: source, into: &problems, found: found)
             } else {
                 let candidates = SettingsCatalogue.all.map(\.key) + sections
-                problems.append(SettingsProblem(source: source, path: key, kind: .unknownKey(suggestion: closestMatch(to: key, among: candidates))))
+                problems.append(
+                    SettingsProblem(
+                        source: source, path: key,
+                        kind: .unknownKey(suggestion: closestMatch(to: key, among: candidates))))
             }
         }
     }
@@ -94,8 +109,11 @@ public enum SettingsFileCheck {
     private static func isSection(_ key: String) -> Bool { sections.contains(key) }
 
     /// The JSON value as the provider content the setting's kind expects, then checked.
-    private static func check(_ value: JSONValue, against definition: SettingDefinition) -> Result<SettingValue, SettingsProblem.Kind> {
-        let mismatch = SettingsProblem.Kind.wrongType(expected: definition.kind.explanation, found: value.typeDescription)
+    private static func check(_ value: JSONValue, against definition: SettingDefinition) -> Result<
+        SettingValue, SettingsProblem.Kind
+    > {
+        let mismatch = SettingsProblem.Kind.wrongType(
+            expected: definition.kind.explanation, found: value.typeDescription)
         switch (definition.kind, value) {
         case (.properties, .object(let members)):
             var map: [String: String] = [:]
@@ -105,13 +123,16 @@ public enum SettingsFileCheck {
                 case .int(let number): map[name] = String(number)
                 case .bool(let flag): map[name] = String(flag)
                 default:
-                    return .failure(.wrongType(expected: "text for property \"\(name)\"", found: member.typeDescription))
+                    return .failure(
+                        .wrongType(expected: "text for property \"\(name)\"", found: member.typeDescription))
                 }
             }
             return .success(.properties(map))
         case (.list, .array(let elements)):
             let words = elements.compactMap(\.stringValue)
-            guard words.count == elements.count else { return .failure(.wrongType(expected: "a list of text", found: value.typeDescription)) }
+            guard words.count == elements.count else {
+                return .failure(.wrongType(expected: "a list of text", found: value.typeDescription))
+            }
             return definition.check(.stringArray(words))
         case (_, .string(let text)) where definition.kind.configType == .string:
             return definition.check(.string(text))

@@ -45,8 +45,11 @@ enum SettingsLoader {
         for (key, text) in sources.flags {
             let flag = sources.flagNames[key] ?? "--set \(key)"
             guard let definition = SettingsCatalogue.definition(key) else {
-                problems.append(SettingsProblem(source: "flag \(flag)", path: key, kind: .unknownKey(
-                    suggestion: closestMatch(to: key, among: SettingsCatalogue.all.map(\.key)))))
+                problems.append(
+                    SettingsProblem(
+                        source: "flag \(flag)", path: key,
+                        kind: .unknownKey(
+                            suggestion: closestMatch(to: key, among: SettingsCatalogue.all.map(\.key)))))
                 continue
             }
             switch parseFlag(text, as: definition.kind) {
@@ -54,13 +57,15 @@ enum SettingsLoader {
             case .failure(let kind): problems.append(SettingsProblem(source: "flag \(flag)", path: key, kind: kind))
             }
         }
-        layers.append(Layer(provider: InMemoryProvider(name: "flags", values: flagContents)) { definition, _ in
-            "flag \(sources.flagNames[definition.key] ?? "--set \(definition.key)")"
-        })
+        layers.append(
+            Layer(provider: InMemoryProvider(name: "flags", values: flagContents)) { definition, _ in
+                "flag \(sources.flagNames[definition.key] ?? "--set \(definition.key)")"
+            })
 
-        layers.append(Layer(provider: environmentProvider(sources.environment)) { _, lookup in
-            "environment variable \(lookup.encodedKey)"
-        })
+        layers.append(
+            Layer(provider: environmentProvider(sources.environment)) { _, lookup in
+                "environment variable \(lookup.encodedKey)"
+            })
 
         if let path = sources.configFile {
             let fileProblems = SettingsFileCheck.problems(inFileAt: path)
@@ -68,9 +73,10 @@ enum SettingsLoader {
             if fileProblems.isEmpty, let data = FileManager.default.contents(atPath: path) {
                 fileValues = SettingsFileCheck.values(in: data)
                 let name = (path as NSString).lastPathComponent
-                layers.append(Layer(provider: try await FileProvider<JSONSnapshot>(filePath: FilePath(path))) { definition, _ in
-                    name
-                })
+                layers.append(
+                    Layer(provider: try await FileProvider<JSONSnapshot>(filePath: FilePath(path))) { definition, _ in
+                        name
+                    })
             }
         }
 
@@ -103,30 +109,37 @@ enum SettingsLoader {
 
     /// The checked value of `definition` in `layer`, or nil when the layer does not set it (or sets it
     /// wrongly, which is recorded).
-    private static func lookUp(_ definition: SettingDefinition, in layer: Layer, problems: inout [SettingsProblem]) -> SettingValue? {
+    private static func lookUp(_ definition: SettingDefinition, in layer: Layer, problems: inout [SettingsProblem])
+        -> SettingValue?
+    {
         let lookup: LookupResult
         do {
             lookup = try layer.provider.value(forKey: definition.configKey, type: definition.kind.configType)
         } catch {
-            let raw = (try? layer.provider.value(forKey: definition.configKey, type: .string))
+            let raw =
+                (try? layer.provider.value(forKey: definition.configKey, type: .string))
                 ?? LookupResult(encodedKey: definition.key, value: nil)
             let found = if case .string(let text)? = raw.value?.content { "\"\(text)\"" } else { "another type" }
-            problems.append(SettingsProblem(source: layer.describe(definition, raw), path: definition.key,
-                                            kind: .wrongType(expected: definition.kind.explanation, found: found)))
+            problems.append(
+                SettingsProblem(
+                    source: layer.describe(definition, raw), path: definition.key,
+                    kind: .wrongType(expected: definition.kind.explanation, found: found)))
             return nil
         }
         guard let content = lookup.value?.content else { return nil }
         switch definition.check(content) {
         case .success(let value): return value
         case .failure(let kind):
-            problems.append(SettingsProblem(source: layer.describe(definition, lookup), path: definition.key, kind: kind))
+            problems.append(
+                SettingsProblem(source: layer.describe(definition, lookup), path: definition.key, kind: kind))
             return nil
         }
     }
 
     /// The environment as a provider of `notify.*` keys (`NOTIFY_KAFKA_BOOTSTRAP`), with each setting's
     /// aliases (`NOTIFY_BOOTSTRAP`) read when its canonical variable is absent.
-    static func environmentProvider(_ environment: [String: String]) -> KeyMappingProvider<EnvironmentVariablesProvider> {
+    static func environmentProvider(_ environment: [String: String]) -> KeyMappingProvider<EnvironmentVariablesProvider>
+    {
         var environment = environment
         for definition in SettingsCatalogue.all {
             let canonical = environmentVariableName(definition)
@@ -148,13 +161,19 @@ enum SettingsLoader {
     private static func parseFlag(_ text: String, as kind: SettingKind) -> Result<ConfigContent, SettingsProblem.Kind> {
         switch kind.configType {
         case .int:
-            guard let number = Int(text) else { return .failure(.wrongType(expected: kind.explanation, found: "\"\(text)\"")) }
+            guard let number = Int(text) else {
+                return .failure(.wrongType(expected: kind.explanation, found: "\"\(text)\""))
+            }
             return .success(.int(number))
         case .double:
-            guard let number = Double(text) else { return .failure(.wrongType(expected: kind.explanation, found: "\"\(text)\"")) }
+            guard let number = Double(text) else {
+                return .failure(.wrongType(expected: kind.explanation, found: "\"\(text)\""))
+            }
             return .success(.double(number))
         case .bool:
-            guard let flag = Bool(text) else { return .failure(.wrongType(expected: kind.explanation, found: "\"\(text)\"")) }
+            guard let flag = Bool(text) else {
+                return .failure(.wrongType(expected: kind.explanation, found: "\"\(text)\""))
+            }
             return .success(.bool(flag))
         case .stringArray:
             return .success(.stringArray(text.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }))

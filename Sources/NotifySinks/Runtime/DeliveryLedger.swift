@@ -54,7 +54,9 @@ final class DeliveryLedger: Sendable {
                 state.invalidTokens[token] = max(at, state.invalidTokens[token] ?? at)
             }
             state.recordedSincePruning += 1
-            if state.recordedSincePruning >= max(Self.minimumPruningInterval, state.keptAtLastPruning) { prune(&state, now: Date()) }
+            if state.recordedSincePruning >= max(Self.minimumPruningInterval, state.keptAtLastPruning) {
+                prune(&state, now: Date())
+            }
         }
     }
 

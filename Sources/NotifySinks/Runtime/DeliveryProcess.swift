@@ -1,7 +1,7 @@
 import Foundation
-import NotifyKafka
 import Logging
 import NotifyCore
+import NotifyKafka
 import NotifyRecords
 import Tracing
 
@@ -45,7 +45,8 @@ struct DeliveryProcess: Sendable {
             return true
         }
         if let token = command.deviceToken, let eventTime = Timestamps.parse(command.at),
-           ledger.isInvalidated(token: token, eventTime: eventTime) {
+            ledger.isInvalidated(token: token, eventTime: eventTime)
+        {
             return await report(item, .tokenInvalid, reason: "token-invalidated", token: token)
         }
         guard let expiresAt = Timestamps.parse(command.expiresAt) else {
@@ -73,7 +74,9 @@ struct DeliveryProcess: Sendable {
             }
             let span = attemptSpan(item, attempt: attempt)
             let result = await deliver(
-                Delivery(command: command, json: item.record.value, attempt: attempt, replacesEarlierAttempt: replacing), in: span)
+                Delivery(
+                    command: command, json: item.record.value, attempt: attempt, replacesEarlierAttempt: replacing),
+                in: span)
             let settled: Bool
             switch result {
             case .delivered:
@@ -86,18 +89,21 @@ struct DeliveryProcess: Sendable {
                 settled = await report(item, .failed, reason: reason, deadLetter: true, after: span)
             case .retryable(let reason, let retryAfter):
                 if attempt >= retry.maxAttempts {
-                    settled = await report(item, .failed, reason: "retries exhausted: \(reason)", deadLetter: true, after: span)
+                    settled = await report(
+                        item, .failed, reason: "retries exhausted: \(reason)", deadLetter: true, after: span)
                     break
                 }
                 let delay = retry.delay(afterAttempt: attempt, retryAfter: retryAfter)
                 if Date().addingTimeInterval(delay.seconds) >= expiresAt {
-                    settled = await report(item, .expired, reason: "expires before the next attempt (\(reason))", after: span)
+                    settled = await report(
+                        item, .expired, reason: "expires before the next attempt (\(reason))", after: span)
                     break
                 }
                 span.end()
                 permits.release()
                 observer.onRetry(reason)
-                logger.debug("retrying", metadata: ["command": "\(command.id)", "attempt": "\(attempt)", "reason": "\(reason)"])
+                logger.debug(
+                    "retrying", metadata: ["command": "\(command.id)", "attempt": "\(attempt)", "reason": "\(reason)"])
                 guard await pause(delay, lease: item.lease) else { return false }
                 attempt += 1
                 continue
@@ -126,13 +132,14 @@ struct DeliveryProcess: Sendable {
             result = await sink.deliver(delivery)
         }
         if tracing.isOn {
-            let (name, failure): (String, String?) = switch result {
-            case .delivered: ("delivered", nil)
-            case .tokenInvalid(let reason, _): ("token-invalid", reason)
-            case .undeliverableLocal(let reason): ("undeliverable-local", reason)
-            case .rejected(let reason): ("rejected", reason)
-            case .retryable(let reason, _): ("retryable", reason)
-            }
+            let (name, failure): (String, String?) =
+                switch result {
+                case .delivered: ("delivered", nil)
+                case .tokenInvalid(let reason, _): ("token-invalid", reason)
+                case .undeliverableLocal(let reason): ("undeliverable-local", reason)
+                case .rejected(let reason): ("rejected", reason)
+                case .retryable(let reason, _): ("retryable", reason)
+                }
             span.set("notify.delivery.result", name)
             if let failure { span.fail(failure) }
         }
@@ -159,8 +166,10 @@ struct DeliveryProcess: Sendable {
             recipient: command.recipient, conversationId: command.conversationId, messageId: command.messageId,
             outcome: kind, reason: reason, token: token
         )
-        let record = OutgoingRecord(topic: topics.outcomes, key: Array(command.recipient.userId.utf8), value: CoreJSON.encode(outcome))
-            .traced(attempt ?? tracing.continuing(item.record.headers))
+        let record = OutgoingRecord(
+            topic: topics.outcomes, key: Array(command.recipient.userId.utf8), value: CoreJSON.encode(outcome)
+        )
+        .traced(attempt ?? tracing.continuing(item.record.headers))
         return (outcome, record)
     }
 
@@ -180,14 +189,18 @@ struct DeliveryProcess: Sendable {
         observer.onOutcome(outcome)
         if deadLetter { observer.onDeadLetter(item.record.topic) }
         if kind != .delivered {
-            logger.info("outcome", metadata: ["command": "\(command.id)", "outcome": "\(kind.rawValue)", "reason": "\(reason ?? "")"])
+            logger.info(
+                "outcome",
+                metadata: ["command": "\(command.id)", "outcome": "\(kind.rawValue)", "reason": "\(reason ?? "")"])
         }
         return true
     }
 
     /// Dead-letters a record that is not a command at all.
     func deadLetter(_ record: KafkaRecord, reason: String, lease: PartitionLease) async -> Bool {
-        logger.warning("dead-lettering", metadata: ["partition": "\(record.partition)", "offset": "\(record.offset)", "reason": "\(reason)"])
+        logger.warning(
+            "dead-lettering",
+            metadata: ["partition": "\(record.partition)", "offset": "\(record.offset)", "reason": "\(reason)"])
         guard await send([await deadLetterRecord(record, reason: reason)], lease: lease) else { return false }
         observer.onDeadLetter(record.topic)
         return true

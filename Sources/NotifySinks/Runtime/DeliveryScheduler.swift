@@ -1,5 +1,5 @@
-import NotifyKafka
 import NotifyCore
+import NotifyKafka
 import Synchronization
 
 /// A device as the runtime orders work: commands for one device run one after the other.
@@ -195,7 +195,9 @@ actor DeliveryScheduler {
         }
         var offsets: [TopicPartition: Int64] = [:]
         for partition in revoked {
-            if let entry = partitions.removeValue(forKey: partition), let offset = entry.offsets.committable, offset != entry.committed {
+            if let entry = partitions.removeValue(forKey: partition), let offset = entry.offsets.committable,
+                offset != entry.committed
+            {
                 offsets[TopicPartition(topic: topic, partition: partition)] = offset
             }
         }

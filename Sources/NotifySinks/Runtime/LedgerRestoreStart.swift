@@ -1,7 +1,7 @@
 import Foundation
-import NotifyKafka
 import Logging
 import NotifyCore
+import NotifyKafka
 
 /// Where the ledger's restore starts reading `notify.outcomes`, so that it does not grow with the
 /// topic's history.
@@ -49,15 +49,21 @@ struct LedgerRestoreStart: Sendable {
                     group.addTask {
                         let outcomes = TopicPartition(topic: topics.outcomes, partition: partition)
                         let marks = try await admin.watermarks(outcomes)
-                        return (partition, try await probe.firstOffset(
-                            timestampAtOrAfter: milliseconds, in: outcomes, within: marks.low..<max(marks.low, marks.high)))
+                        return (
+                            partition,
+                            try await probe.firstOffset(
+                                timestampAtOrAfter: milliseconds, in: outcomes,
+                                within: marks.low..<max(marks.low, marks.high))
+                        )
                     }
                 }
                 return try await group.reduce(into: [Int32: Int64]()) { $0[$1.0] = $1.1 }
             }
             return LedgerRestoreStart(
                 offsets: offsets,
-                description: "outcomes stamped from \(Timestamps.format(bound)) on (\(origin), less the \(Int(margin.seconds)) s margin)")
+                description:
+                    "outcomes stamped from \(Timestamps.format(bound)) on (\(origin), less the \(Int(margin.seconds)) s margin)"
+            )
         } catch let unbounded as Unbounded {
             return wholeTopic(unbounded.reason)
         } catch {
@@ -102,7 +108,9 @@ struct LedgerRestoreStart: Sendable {
             }
             let time = Date(timeIntervalSince1970: TimeInterval(stamp) / 1000)
             if time < oldest.time {
-                oldest = (time, "\(group) reads \(partition) again from \(record.offset), stamped \(Timestamps.format(time))")
+                oldest = (
+                    time, "\(group) reads \(partition) again from \(record.offset), stamped \(Timestamps.format(time))"
+                )
             }
         }
         return oldest
@@ -112,7 +120,8 @@ struct LedgerRestoreStart: Sendable {
     private static func committedOffsets(
         group: String, partitions: [TopicPartition], kafka: KafkaClientConfiguration, logger: Logger
     ) async throws -> [TopicPartition: Int64?] {
-        let consumer = try KafkaConsumer(configuration: KafkaConsumerConfiguration(client: kafka, groupId: group), logger: logger)
+        let consumer = try KafkaConsumer(
+            configuration: KafkaConsumerConfiguration(client: kafka, groupId: group), logger: logger)
         do {
             let committed = try await consumer.committed(partitions)
             await consumer.close()

@@ -1,7 +1,7 @@
 import Foundation
-import NotifyKafka
 import Logging
 import NotifyCore
+import NotifyKafka
 import Synchronization
 
 /// What the ledger's restore read before the sink could start.
@@ -57,7 +57,8 @@ final class OutcomeFollower: Sendable {
         }
         partitionCount = Int32(count)
         let start = await LedgerRestoreStart.find(
-            group: group, topics: topics, outcomePartitions: partitionCount, margin: restoreMargin, kafka: kafka, admin: admin,
+            group: group, topics: topics, outcomePartitions: partitionCount, margin: restoreMargin, kafka: kafka,
+            admin: admin,
             logger: logger)
         var target: [Int32: Int64] = [:]
         var pending: Set<Int32> = []
@@ -75,7 +76,8 @@ final class OutcomeFollower: Sendable {
         restore = Mutex(Restore(target: target, start: start, began: began, pending: pending))
         consumer = try KafkaConsumer(
             configuration: KafkaConsumerConfiguration(
-                client: kafka, groupId: "notify-sink-\(ledger.kind)-ledger-\(UUID().uuidString)", autoOffsetReset: .earliest
+                client: kafka, groupId: "notify-sink-\(ledger.kind)-ledger-\(UUID().uuidString)",
+                autoOffsetReset: .earliest
             ),
             logger: logger
         )
@@ -94,7 +96,9 @@ final class OutcomeFollower: Sendable {
                         ledger.record(entry)
                     }
                 } catch {
-                    logger.debug("skipping an unreadable outcome", metadata: ["partition": "\(record.partition)", "offset": "\(record.offset)"])
+                    logger.debug(
+                        "skipping an unreadable outcome",
+                        metadata: ["partition": "\(record.partition)", "offset": "\(record.offset)"])
                 }
             }
             noteRestore(of: batch)
@@ -110,12 +114,15 @@ final class OutcomeFollower: Sendable {
             guard !restore.reported else { return nil }
             for record in batch where record.offset < restore.target[record.partition] ?? 0 {
                 restore.recordsRead += 1
-                if record.offset + 1 >= restore.target[record.partition] ?? 0 { restore.pending.remove(record.partition) }
+                if record.offset + 1 >= restore.target[record.partition] ?? 0 {
+                    restore.pending.remove(record.partition)
+                }
             }
             guard restore.pending.isEmpty else { return nil }
             restore.reported = true
             return LedgerRestoreReport(
-                from: restore.start.description, recordsRead: restore.recordsRead, duration: ContinuousClock.now - restore.began)
+                from: restore.start.description, recordsRead: restore.recordsRead,
+                duration: ContinuousClock.now - restore.began)
         }
         guard let report else { return }
         restored.resolve(report)

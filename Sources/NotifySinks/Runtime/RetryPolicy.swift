@@ -10,7 +10,10 @@ public struct RetryPolicy: Sendable, Hashable {
     /// How much the backoff grows per attempt.
     public var multiplier: Double
 
-    public init(maxAttempts: Int = 8, initialDelay: Duration = .milliseconds(500), maxDelay: Duration = .seconds(60), multiplier: Double = 2) {
+    public init(
+        maxAttempts: Int = 8, initialDelay: Duration = .milliseconds(500), maxDelay: Duration = .seconds(60),
+        multiplier: Double = 2
+    ) {
         self.maxAttempts = max(1, maxAttempts)
         self.initialDelay = initialDelay
         self.maxDelay = maxDelay
@@ -19,7 +22,9 @@ public struct RetryPolicy: Sendable, Hashable {
 
     /// The wait after failed attempt number `attempt` (1-based): "equal jitter", a random point in
     /// the upper half of the exponential step, and at least `retryAfter`.
-    public func delay(afterAttempt attempt: Int, retryAfter: Duration?, jitter: Double = Double.random(in: 0...1)) -> Duration {
+    public func delay(afterAttempt attempt: Int, retryAfter: Duration?, jitter: Double = Double.random(in: 0...1))
+        -> Duration
+    {
         var step = initialDelay
         for _ in 1..<max(1, attempt) {
             step = step * multiplier

@@ -1,7 +1,7 @@
 import Foundation
-import NotifyKafka
 import Logging
 import NotifyCore
+import NotifyKafka
 import NotifyRecords
 import ServiceLifecycle
 import Synchronization
@@ -174,12 +174,15 @@ public final class SinkRuntime: Service, Sendable {
         // walk over its children, so one group of ten thousand busy devices costs O(n) per worker.
         let workerShards = (0..<16).map { _ in AsyncStream.makeStream(of: DeviceKey.self) }
         let scheduler = DeliveryScheduler(
-            topic: topics.commands, maxBuffered: configuration.maxBuffered, workerStarts: workerShards.map(\.continuation)
+            topic: topics.commands, maxBuffered: configuration.maxBuffered,
+            workerStarts: workerShards.map(\.continuation)
         )
         let deadLetterLimit = DeadLetterLimit(of: topics.deadLetters, client: configuration.kafka, logger: logger)
         let delivery = DeliveryProcess(
-            sink: sink, ledger: ledger, producer: producer, topics: topics, deadLetterLimit: deadLetterLimit, retry: configuration.retry,
-            permits: AsyncPermits(limit: configuration.maxInFlight), observer: configuration.observer, tracing: .bootstrapped,
+            sink: sink, ledger: ledger, producer: producer, topics: topics, deadLetterLimit: deadLetterLimit,
+            retry: configuration.retry,
+            permits: AsyncPermits(limit: configuration.maxInFlight), observer: configuration.observer,
+            tracing: .bootstrapped,
             logger: logger
         )
         let consumerCell = ConsumerCell()
@@ -240,7 +243,9 @@ public final class SinkRuntime: Service, Sendable {
             }
             group.addTask { try await self.storePeriodically(consumer: consumer, scheduler: scheduler) }
             group.addTask {
-                let watch = ClusterWatch(client: self.configuration.kafka, topic: topics.commands, interval: self.configuration.clusterCheckInterval)
+                let watch = ClusterWatch(
+                    client: self.configuration.kafka, topic: topics.commands,
+                    interval: self.configuration.clusterCheckInterval)
                 try await watch.run(logger: logger, report: observer.onClusterCheck)
             }
             let closed = OneShot<Void>()

@@ -61,7 +61,10 @@ final class HTTP2Client: Sendable {
     /// - Parameters:
     ///   - host: a DNS name (checked against the certificate and sent as SNI) or an IP address
     ///     (checked against the certificate's IP names).
-    init(host: String, port: Int, configuration: HTTPTransportConfiguration, group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton) throws {
+    init(
+        host: String, port: Int, configuration: HTTPTransportConfiguration,
+        group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton
+    ) throws {
         self.host = host
         self.port = port
         authority = port == 443 ? host : "\(host):\(port)"
@@ -105,9 +108,10 @@ final class HTTP2Client: Sendable {
                     try sync.addHandler(NIOSSLClientHandler(context: tls, serverHostname: serverName))
                     try sync.addHandler(ProtocolCheck(negotiated: negotiated))
                     try sync.addHandler(NIOHTTP2Handler(mode: .client))
-                    try sync.addHandler(HTTP2ExchangeHandler(authority: authority, timeout: requestTimeout) { [weak slot] in
-                        slot?.forget(channel)
-                    })
+                    try sync.addHandler(
+                        HTTP2ExchangeHandler(authority: authority, timeout: requestTimeout) { [weak slot] in
+                            slot?.forget(channel)
+                        })
                 }
             }
             .connect(host: host, port: port).get()
@@ -212,7 +216,7 @@ package enum HTTP2ConnectionWindow {
     /// fell below half the target.
     package static func update(after event: Any) -> HTTP2Frame? {
         guard let update = event as? NIOHTTP2WindowUpdatedEvent, update.streamID == .rootStream,
-              let inbound = update.inboundWindowSize, inbound < target / 2
+            let inbound = update.inboundWindowSize, inbound < target / 2
         else { return nil }
         return HTTP2Frame(streamID: .rootStream, payload: .windowUpdate(windowSizeIncrement: target - inbound))
     }
@@ -319,10 +323,14 @@ private final class HTTP2ExchangeHandler: ChannelDuplexHandler {
         let written = context.eventLoop.makePromise(of: Void.self)
         written.futureResult.whenFailure { error in loopBound.value.fail(streamID, error, reset: false) }
         let body = request.body.flatMap { $0.readableBytes > 0 ? $0 : nil }
-        let headersFrame = HTTP2Frame(streamID: streamID, payload: .headers(.init(headers: headers, endStream: body == nil)))
+        let headersFrame = HTTP2Frame(
+            streamID: streamID, payload: .headers(.init(headers: headers, endStream: body == nil)))
         if let body {
             context.write(wrapOutboundOut(headersFrame), promise: nil)
-            context.write(wrapOutboundOut(HTTP2Frame(streamID: streamID, payload: .data(.init(data: .byteBuffer(body), endStream: true)))), promise: written)
+            context.write(
+                wrapOutboundOut(
+                    HTTP2Frame(streamID: streamID, payload: .data(.init(data: .byteBuffer(body), endStream: true)))),
+                promise: written)
         } else {
             context.write(wrapOutboundOut(headersFrame), promise: written)
         }
@@ -409,7 +417,8 @@ private final class HTTP2ExchangeHandler: ChannelDuplexHandler {
             stream.response.fail(HTTP2ClientError.streamReset(.protocolError))
             return
         }
-        stream.response.succeed(HTTP2Response(status: status, headers: stream.headers, body: stream.body ?? ByteBuffer()))
+        stream.response.succeed(
+            HTTP2Response(status: status, headers: stream.headers, body: stream.body ?? ByteBuffer()))
     }
 
     private func fail(_ streamID: HTTP2StreamID, _ error: any Error, reset: Bool) {
@@ -417,7 +426,8 @@ private final class HTTP2ExchangeHandler: ChannelDuplexHandler {
         stream.timeout?.cancel()
         stream.response.fail(error)
         if reset, let context {
-            context.writeAndFlush(wrapOutboundOut(HTTP2Frame(streamID: streamID, payload: .rstStream(.cancel))), promise: nil)
+            context.writeAndFlush(
+                wrapOutboundOut(HTTP2Frame(streamID: streamID, payload: .rstStream(.cancel))), promise: nil)
         }
     }
 

@@ -55,7 +55,8 @@ final class HTTPClientPool: Sendable {
 
     init(configuration: HTTPTransportConfiguration) throws {
         clients = try configuration.makeClients()
-        let nanoseconds = configuration.requestTimeout.components.seconds * 1_000_000_000
+        let nanoseconds =
+            configuration.requestTimeout.components.seconds * 1_000_000_000
             + configuration.requestTimeout.components.attoseconds / 1_000_000_000
         requestTimeout = .nanoseconds(nanoseconds)
     }

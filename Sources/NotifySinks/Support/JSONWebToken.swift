@@ -1,6 +1,6 @@
 import Crypto
-import _CryptoExtras
 import Foundation
+import _CryptoExtras
 
 /// Compact JSON Web Tokens (RFC 7519) as the push sinks sign them: ES256 for APNs provider tokens,
 /// RS256 for Google OAuth2 assertions. (The in-app gateway's HS256 tokens are jwt-kit's: ``InAppTokenClaims``.)
@@ -11,7 +11,9 @@ public enum JSONWebToken {
     }
 
     /// An ES256 token (raw r||s signature), as APNs wants it.
-    public static func es256(header: [String: String], claims: [String: JSONClaim], key: P256.Signing.PrivateKey) throws -> String {
+    public static func es256(header: [String: String], claims: [String: JSONClaim], key: P256.Signing.PrivateKey) throws
+        -> String
+    {
         var header = header
         header["alg"] = "ES256"
         let input = signingInput(header: header, claims: claims)
@@ -20,7 +22,9 @@ public enum JSONWebToken {
     }
 
     /// An RS256 token (RSASSA-PKCS1-v1_5 with SHA-256), as Google's token endpoint wants it.
-    public static func rs256(header: [String: String], claims: [String: JSONClaim], key: _RSA.Signing.PrivateKey) throws -> String {
+    public static func rs256(header: [String: String], claims: [String: JSONClaim], key: _RSA.Signing.PrivateKey) throws
+        -> String
+    {
         var header = header
         header["alg"] = "RS256"
         let input = signingInput(header: header, claims: claims)
@@ -40,13 +44,13 @@ public enum JSONWebToken {
     public static func parse(_ token: String) throws -> Parts {
         let pieces = token.split(separator: ".", omittingEmptySubsequences: false)
         guard pieces.count == 3,
-              let headerBytes = decodeBase64URL(pieces[0]),
-              let claimBytes = decodeBase64URL(pieces[1]),
-              let signature = decodeBase64URL(pieces[2])
+            let headerBytes = decodeBase64URL(pieces[0]),
+            let claimBytes = decodeBase64URL(pieces[1]),
+            let signature = decodeBase64URL(pieces[2])
         else { throw JSONWebTokenError.malformed }
         let decoder = JSONDecoder()
         guard let header = try? decoder.decode([String: JSONClaim].self, from: Data(headerBytes)),
-              let claims = try? decoder.decode([String: JSONClaim].self, from: Data(claimBytes))
+            let claims = try? decoder.decode([String: JSONClaim].self, from: Data(claimBytes))
         else { throw JSONWebTokenError.malformed }
         return Parts(header: header, claims: claims, signingInput: pieces[0] + "." + pieces[1], signature: signature)
     }
@@ -93,7 +97,11 @@ public enum JSONClaim: Sendable, Hashable, Codable {
         switch self {
         case .string(let value): try container.encode(value)
         case .number(let value):
-            if value == value.rounded(), abs(value) < 1e15 { try container.encode(Int64(value)) } else { try container.encode(value) }
+            if value == value.rounded(), abs(value) < 1e15 {
+                try container.encode(Int64(value))
+            } else {
+                try container.encode(value)
+            }
         }
     }
 

@@ -20,8 +20,12 @@ public struct Secret: Sendable, CustomStringConvertible {
 
     /// Reads a secret from `file` if given, else from the environment variable `environmentVariable`.
     /// A trailing newline in a file is kept out of HMAC secrets by `trimmingTrailingNewline`.
-    public static func load(file: String?, environmentVariable: String, trimmingTrailingNewline: Bool = false) throws -> Secret {
-        if let secret = try loadIfGiven(file: file, environmentVariable: environmentVariable, trimmingTrailingNewline: trimmingTrailingNewline) {
+    public static func load(file: String?, environmentVariable: String, trimmingTrailingNewline: Bool = false) throws
+        -> Secret
+    {
+        if let secret = try loadIfGiven(
+            file: file, environmentVariable: environmentVariable, trimmingTrailingNewline: trimmingTrailingNewline)
+        {
             return secret
         }
         throw SinkConfigurationError("no secret: pass a file or set \(environmentVariable)")
@@ -29,7 +33,9 @@ public struct Secret: Sendable, CustomStringConvertible {
 
     /// The secret in `file` if given, else in the environment variable `environmentVariable` if it is
     /// set, else `nil`. A trailing newline in a file is kept out of HMAC secrets by `trimmingTrailingNewline`.
-    public static func loadIfGiven(file: String?, environmentVariable: String, trimmingTrailingNewline: Bool = false) throws -> Secret? {
+    public static func loadIfGiven(file: String?, environmentVariable: String, trimmingTrailingNewline: Bool = false)
+        throws -> Secret?
+    {
         if let file { return try read(file: file, trimmingTrailingNewline: trimmingTrailingNewline) }
         if let value = ProcessInfo.processInfo.environment[environmentVariable], !value.isEmpty {
             return Secret(bytes: Array(value.utf8), origin: "environment \(environmentVariable)")
@@ -64,7 +70,9 @@ public struct Secret: Sendable, CustomStringConvertible {
         for name in names where !name.hasPrefix(".") {
             let path = (directory as NSString).appendingPathComponent(name)
             var isDirectory: ObjCBool = false
-            guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), !isDirectory.boolValue else { continue }
+            guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), !isDirectory.boolValue else {
+                continue
+            }
             secrets[name] = try read(file: path, trimmingTrailingNewline: true)
         }
         return secrets

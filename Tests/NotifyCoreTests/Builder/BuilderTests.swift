@@ -1,18 +1,21 @@
 import Crypto
 import Foundation
 import Testing
+
 @testable import NotifyCore
 
 @Suite struct BuilderTests {
     @Test(arguments: [
         String(repeating: "👨‍👩‍👧‍👦", count: 400), String(repeating: "🇯🇵🇫🇷", count: 500),
-        String(repeating: "e\u{301}", count: 3000), String(repeating: "日本語のテキスト", count: 400), String(repeating: "\"\\\n", count: 2000),
+        String(repeating: "e\u{301}", count: 3000), String(repeating: "日本語のテキスト", count: 400),
+        String(repeating: "\"\\\n", count: 2000),
     ])
     func shorteningCutsOnAGraphemeBoundaryAndFits(_ text: String) throws {
         let content = NotificationContent(
             title: "t", subtitle: nil, body: text, threadId: "c", category: "message",
             userInfo: NotificationUserInfo(talkroomId: "c", messageId: "m", senderId: "s"),
-            sender: SenderIdentity(id: "s", displayName: "S"), conversation: ConversationIdentity(id: "c", isGroup: false),
+            sender: SenderIdentity(id: "s", displayName: "S"),
+            conversation: ConversationIdentity(id: "c", isGroup: false),
             kind: .text, attachment: nil, identityResolved: true)
         let (fitted, rendered) = content.fitted { .object(["content": $0.jsonValue]) }
         #expect(CoreJSON.encode(rendered).count <= 4096)
@@ -69,21 +72,31 @@ import Testing
         let big = NotificationCommand(
             id: "c", at: "2026-11-22T00:00:00Z", path: .push, recipient: recipient, conversationId: nil, messageId: nil,
             expiresAt: "2026-11-22T00:00:00Z", content: .object([:]),
-            apns: APNsRendering(token: "t", headers: ["apns-push-type": "background", "apns-priority": "10", "apns-collapse-id": String(repeating: "x", count: 65)],
-                                payload: .object(["aps": .object([:]), "x": .string(String(repeating: "a", count: 5000))])))
+            apns: APNsRendering(
+                token: "t",
+                headers: [
+                    "apns-push-type": "background", "apns-priority": "10",
+                    "apns-collapse-id": String(repeating: "x", count: 65),
+                ],
+                payload: .object(["aps": .object([:]), "x": .string(String(repeating: "a", count: 5000))])))
         let problems = PlatformRules.violations(of: big)
         #expect(problems.contains { $0.contains("over 4096") })
         #expect(problems.contains { $0.contains("background push with apns-priority 10") })
         #expect(problems.contains { $0.contains("apns-collapse-id over 64") })
 
         let fcm = NotificationCommand(
-            id: "c", at: "2026-11-22T00:00:00Z", path: .push, recipient: Recipient(userId: "u", deviceId: "d", platform: .ios, provider: .fcm),
+            id: "c", at: "2026-11-22T00:00:00Z", path: .push,
+            recipient: Recipient(userId: "u", deviceId: "d", platform: .ios, provider: .fcm),
             conversationId: nil, messageId: nil, expiresAt: "2026-11-22T00:00:00Z", content: .object([:]),
-            fcm: FCMRendering(message: .object([
-                "token": .string("t"), "data": .object(["badge": .int(1), "google.x": .string("y"), "from": .string("z")]),
-                "android": .object(["ttl": .string("2419201s")]),
-                "apns": .object(["headers": .object(["apns-priority": .string("10")]), "payload": .object(["aps": .object([:])])]),
-            ])))
+            fcm: FCMRendering(
+                message: .object([
+                    "token": .string("t"),
+                    "data": .object(["badge": .int(1), "google.x": .string("y"), "from": .string("z")]),
+                    "android": .object(["ttl": .string("2419201s")]),
+                    "apns": .object([
+                        "headers": .object(["apns-priority": .string("10")]), "payload": .object(["aps": .object([:])]),
+                    ]),
+                ])))
         let fcmProblems = PlatformRules.violations(of: fcm)
         #expect(fcmProblems.contains("fcm data \"badge\" is not a string"))
         #expect(fcmProblems.contains("fcm data key \"google.x\" is reserved"))

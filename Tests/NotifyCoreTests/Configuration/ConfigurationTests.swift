@@ -1,9 +1,12 @@
 import Testing
+
 @testable import NotifyCore
 
 @Suite struct ConfigurationTests {
-    static let goodMessage = #""message": {"pushType": "alert", "apnsPriority": 10, "ttlSeconds": 60, "androidPriority": "high", "androidChannel": "messages"}"#
-    static let goodMention = #""mention": {"pushType": "alert", "apnsPriority": 10, "ttlSeconds": 60, "androidPriority": "high", "androidChannel": "mentions"}"#
+    static let goodMessage =
+        #""message": {"pushType": "alert", "apnsPriority": 10, "ttlSeconds": 60, "androidPriority": "high", "androidChannel": "messages"}"#
+    static let goodMention =
+        #""mention": {"pushType": "alert", "apnsPriority": 10, "ttlSeconds": 60, "androidPriority": "high", "androidChannel": "mentions"}"#
 
     func policies(_ badge: String, extra: String = "") -> String {
         #"{"policies": {"# + Self.goodMessage + "," + Self.goodMention + "," + #""badge": "# + badge + extra + "}}"
@@ -31,24 +34,42 @@ import Testing
     }
 
     @Test func aGoodPolicyFileLoads() {
-        #expect(refusal(policies(#"{"pushType": "background", "apnsPriority": 5, "ttlSeconds": 60, "androidPriority": "normal", "collapseKey": "badge"}"#)) == nil)
+        #expect(
+            refusal(
+                policies(
+                    #"{"pushType": "background", "apnsPriority": 5, "ttlSeconds": 60, "androidPriority": "normal", "collapseKey": "badge"}"#
+                )) == nil)
     }
 
     @Test(arguments: [
-        (#"{"pushType": "background", "apnsPriority": 10, "ttlSeconds": 60, "androidPriority": "normal"}"#,
-         "policies.badge.apnsPriority: a background push must use priority 5"),
-        (#"{"pushType": "background", "apnsPriority": 5, "ttlSeconds": 2419201, "androidPriority": "normal"}"#,
-         "policies.badge.ttlSeconds: must be within 0…2419200 s"),
-        (#"{"pushType": "background", "apnsPriority": 5, "ttlSeconds": 60, "androidPriority": "normal", "collapseKey": "\#(String(repeating: "k", count: 65))"}"#,
-         "policies.badge.collapseKey: is 65 bytes"),
-        (#"{"pushType": "background", "apnsPriority": 5, "ttlSeconds": 60, "androidPriority": "normal", "sound": "default"}"#,
-         "policies.badge.sound: a background push has no alert"),
-        (#"{"pushType": "alert", "apnsPriority": 7, "ttlSeconds": 60, "androidPriority": "high", "androidChannel": "x"}"#,
-         "policies.badge.apnsPriority: must be 10, 5 or 1"),
-        (#"{"pushType": "loud", "apnsPriority": 10, "ttlSeconds": 60, "androidPriority": "high"}"#,
-         "policies.badge.pushType: \"loud\" is not one of"),
-        (#"{"pushType": "background", "apnsPriority": 5, "ttlSeconds": 60, "androidPriority": "normal", "androidClickAction": "x"}"#,
-         "policies.badge.androidClickAction: a background push has no alert"),
+        (
+            #"{"pushType": "background", "apnsPriority": 10, "ttlSeconds": 60, "androidPriority": "normal"}"#,
+            "policies.badge.apnsPriority: a background push must use priority 5"
+        ),
+        (
+            #"{"pushType": "background", "apnsPriority": 5, "ttlSeconds": 2419201, "androidPriority": "normal"}"#,
+            "policies.badge.ttlSeconds: must be within 0…2419200 s"
+        ),
+        (
+            #"{"pushType": "background", "apnsPriority": 5, "ttlSeconds": 60, "androidPriority": "normal", "collapseKey": "\#(String(repeating: "k", count: 65))"}"#,
+            "policies.badge.collapseKey: is 65 bytes"
+        ),
+        (
+            #"{"pushType": "background", "apnsPriority": 5, "ttlSeconds": 60, "androidPriority": "normal", "sound": "default"}"#,
+            "policies.badge.sound: a background push has no alert"
+        ),
+        (
+            #"{"pushType": "alert", "apnsPriority": 7, "ttlSeconds": 60, "androidPriority": "high", "androidChannel": "x"}"#,
+            "policies.badge.apnsPriority: must be 10, 5 or 1"
+        ),
+        (
+            #"{"pushType": "loud", "apnsPriority": 10, "ttlSeconds": 60, "androidPriority": "high"}"#,
+            "policies.badge.pushType: \"loud\" is not one of"
+        ),
+        (
+            #"{"pushType": "background", "apnsPriority": 5, "ttlSeconds": 60, "androidPriority": "normal", "androidClickAction": "x"}"#,
+            "policies.badge.androidClickAction: a background push has no alert"
+        ),
     ])
     func aBadPolicyIsRefusedWithAClearMessage(_ badge: String, _ expected: String) throws {
         let message = try #require(refusal(policies(badge)))
@@ -62,32 +83,43 @@ import Testing
         #expect(configuration.policies["message"].androidClickAction == nil)
         let record = EventFactory.record("m1", in: "c", for: "r", at: 1, configuration: configuration)
         func clickAction(_ configuration: CoreConfiguration) -> JSONValue? {
-            CommandBuilder(configuration: configuration).messageCommand(record, content: record.content, device: EventFactory.pixel("a"), path: .push)
-                .fcm?.message["android"]?["notification"]?["click_action"]
+            CommandBuilder(configuration: configuration).messageCommand(
+                record, content: record.content, device: EventFactory.pixel("a"), path: .push
+            )
+            .fcm?.message["android"]?["notification"]?["click_action"]
         }
         #expect(clickAction(configuration) == nil)
-        let named = #""message": {"pushType": "alert", "apnsPriority": 10, "ttlSeconds": 60, "androidPriority": "high", "androidChannel": "messages", "androidClickAction": "OPEN_CONVERSATION"}"#
-        configuration.policies = try NotificationPolicies(json: (#"{"policies": {"# + named + "," + Self.goodMention + "," + #""badge": {"pushType": "background", "apnsPriority": 5, "ttlSeconds": 60, "androidPriority": "normal"}}}"#).bytes)
+        let named =
+            #""message": {"pushType": "alert", "apnsPriority": 10, "ttlSeconds": 60, "androidPriority": "high", "androidChannel": "messages", "androidClickAction": "OPEN_CONVERSATION"}"#
+        configuration.policies = try NotificationPolicies(
+            json: (#"{"policies": {"# + named + "," + Self.goodMention + ","
+                + #""badge": {"pushType": "background", "apnsPriority": 5, "ttlSeconds": 60, "androidPriority": "normal"}}}"#)
+                .bytes)
         #expect(clickAction(configuration) == .string("OPEN_CONVERSATION"))
     }
 
     @Test func moreThanFourCollapseKeysAreRefused() throws {
-        let extra = (1...4).map { #", "t\#($0)": {"pushType": "background", "apnsPriority": 5, "ttlSeconds": 60, "androidPriority": "normal", "collapseKey": "k\#($0)"}"# }.joined()
-        let badge = #"{"pushType": "background", "apnsPriority": 5, "ttlSeconds": 60, "androidPriority": "normal", "collapseKey": "badge"}"#
+        let extra = (1...4).map {
+            #", "t\#($0)": {"pushType": "background", "apnsPriority": 5, "ttlSeconds": 60, "androidPriority": "normal", "collapseKey": "k\#($0)"}"#
+        }.joined()
+        let badge =
+            #"{"pushType": "background", "apnsPriority": 5, "ttlSeconds": 60, "androidPriority": "normal", "collapseKey": "badge"}"#
         let message = try #require(refusal(policies(badge, extra: extra)))
         #expect(message.contains("5 collapse keys"))
         #expect(message.contains("at most 4"))
     }
 
     @Test func aMissingTypeOrBadJSONIsRefused() throws {
-        #expect(try #require(refusal(#"{"policies": {"# + Self.goodMessage + "}}")).contains("policies.mention: missing"))
+        #expect(
+            try #require(refusal(#"{"policies": {"# + Self.goodMessage + "}}")).contains("policies.mention: missing"))
         #expect(try #require(refusal("{")).contains("invalid JSON"))
     }
 
     @Test func aBadCategoriesFileIsRefused() throws {
         let noMessage = #"{"categories": [{"identifier": "other", "actions": []}]}"#
         #expect(throws: ConfigurationError.self) { try NotificationCategories(json: noMessage.bytes) }
-        let badOption = #"{"categories": [{"identifier": "message", "actions": [{"identifier": "mute", "title": "Mute", "options": ["loud"]}]}]}"#
+        let badOption =
+            #"{"categories": [{"identifier": "message", "actions": [{"identifier": "mute", "title": "Mute", "options": ["loud"]}]}]}"#
         let error = #expect(throws: ConfigurationError.self) { try NotificationCategories(json: badOption.bytes) }
         #expect(error?.description.contains("categories[0].actions[0].options[0]") == true)
     }

@@ -1,10 +1,13 @@
 import Foundation
 import Testing
+
 @testable import NotifyCore
 
 @Suite struct CoreJSONTests {
     @Test func encodesWithSortedKeysAndNoWhitespace() {
-        let value: JSONValue = .object(["b": .int(-12), "a": .array([.bool(true), .null, .double(1.5)]), "c": .string("x")])
+        let value: JSONValue = .object([
+            "b": .int(-12), "a": .array([.bool(true), .null, .double(1.5)]), "c": .string("x"),
+        ])
         #expect(String(decoding: CoreJSON.encode(value), as: UTF8.self) == #"{"a":[true,null,1.5],"b":-12,"c":"x"}"#)
     }
 
@@ -18,7 +21,9 @@ import Testing
 
     @Test func anyStringSurvivesFoundationsParserWordByWord() throws {
         var generator = SeededGenerator(seed: 99)
-        let alphabet: [Unicode.Scalar] = ["a", "\"", "\\", "\n", "\u{0}", "\u{1F}", " ", "~", "\u{7F}", "é", "日", "🏔", "/"]
+        let alphabet: [Unicode.Scalar] = [
+            "a", "\"", "\\", "\n", "\u{0}", "\u{1F}", " ", "~", "\u{7F}", "é", "日", "🏔", "/",
+        ]
         for _ in 0..<2000 {
             let length = Int.random(in: 0...40, using: &generator)
             var text = ""
@@ -31,7 +36,9 @@ import Testing
     }
 
     @Test func encodedLengthMatchesTheEncoding() {
-        let value: JSONValue = .object(["k": .array([.int(0), .int(123_456), .string("日本語\"")]), "e": .object([:]), "f": .array([])])
+        let value: JSONValue = .object([
+            "k": .array([.int(0), .int(123_456), .string("日本語\"")]), "e": .object([:]), "f": .array([]),
+        ])
         #expect(CoreJSON.encodedLength(value) == CoreJSON.encode(value).count)
     }
 
@@ -40,7 +47,9 @@ import Testing
     @Test(arguments: [true, false])
     func commandWriterGivesTheBytesOfTheCommandsJSONValue(localWrapsContent: Bool) {
         let content: JSONValue = .object(["title": .string("Ann \"A\""), "body": .string("土曜日 🏔️\n"), "badge": .int(3)])
-        let local: JSONValue = localWrapsContent ? .object(["content": content]) : .object(["content": .object(["title": .string("other")])])
+        let local: JSONValue =
+            localWrapsContent
+            ? .object(["content": content]) : .object(["content": .object(["title": .string("other")])])
         let command = NotificationCommand(
             id: "c1", at: "2026-11-22T00:00:00.250Z", path: .local,
             recipient: Recipient(userId: "u1", deviceId: "d1", platform: .ios, provider: .apns),
@@ -49,15 +58,19 @@ import Testing
     }
 
     @Test func parsesWhatFoundationWrites() throws {
-        let value: JSONValue = .object(["text": .string("\u{1F600} \\u escapes / ok"), "n": .int(Int64.max), "d": .double(-0.25)])
+        let value: JSONValue = .object([
+            "text": .string("\u{1F600} \\u escapes / ok"), "n": .int(Int64.max), "d": .double(-0.25),
+        ])
         let data = try JSONEncoder().encode(value)
         #expect(try CoreJSON.parse([UInt8](data)) == value)
         #expect(try CoreJSON.parse(#""\ud83d\ude00""#) == .string("\u{1F600}"))
     }
 
     @Test(arguments: [
-        ("{\"a\":1,}", "expected a member name"), ("[1 2]", "expected ',' or ']'"), ("{\"a\":1,\"a\":2}", "duplicate member"),
-        ("\"\\ud800\"", "unpaired surrogate"), ("01", "unexpected data"), ("{\"a\":tru}", "invalid literal"), ("", "unexpected end"),
+        ("{\"a\":1,}", "expected a member name"), ("[1 2]", "expected ',' or ']'"),
+        ("{\"a\":1,\"a\":2}", "duplicate member"),
+        ("\"\\ud800\"", "unpaired surrogate"), ("01", "unexpected data"), ("{\"a\":tru}", "invalid literal"),
+        ("", "unexpected end"),
         ("\"abc", "unterminated string"), ("-", "invalid number"), ("1.", "expected digits"),
     ])
     func refusesMalformedJSONSayingWhere(_ input: String, _ problem: String) {
@@ -73,7 +86,9 @@ import Testing
         #expect(fields.optionalValue("abcdYefg") == .int(2))
         #expect(fields.optionalValue("abcdZefg") == nil)
         #expect(throws: Never.self) { try fields.rejectUnknown(allowed: ["id", "abcdYefg", "abcdXefg"]) }
-        let unknown = #expect(throws: FieldError.self) { try fields.rejectUnknown(allowed: ["id", "abcdXefg", "abcdZefg"]) }
+        let unknown = #expect(throws: FieldError.self) {
+            try fields.rejectUnknown(allowed: ["id", "abcdXefg", "abcdZefg"])
+        }
         #expect(unknown?.field == "abcdYefg")
         let duplicate = #expect(throws: JSONSyntaxError.self) {
             try CoreJSON.parseMembers(Array(#"{"abcdXefg":1,"abcdYefg":2,"abcdXefg":3}"#.utf8))
@@ -82,7 +97,9 @@ import Testing
     }
 
     @Test func refusesNestingDeeperThanTheLimit() {
-        #expect(throws: JSONSyntaxError.self) { try CoreJSON.parse(String(repeating: "[", count: 100) + String(repeating: "]", count: 100)) }
+        #expect(throws: JSONSyntaxError.self) {
+            try CoreJSON.parse(String(repeating: "[", count: 100) + String(repeating: "]", count: 100))
+        }
     }
 }
 
@@ -96,8 +113,10 @@ import Testing
         #expect(EventTime(rfc3339: "2024-02-29T00:00:00Z") != nil)
     }
 
-    @Test(arguments: ["2026-11-22 03:00:00Z", "2026-11-22T03:00:00", "2026-13-01T00:00:00Z", "2025-02-29T00:00:00Z",
-                      "2026-11-22T24:00:00Z", "2026-11-22T03:00:00.Z", "22/11/2026", "2026-11-22T03:00:00+0900"])
+    @Test(arguments: [
+        "2026-11-22 03:00:00Z", "2026-11-22T03:00:00", "2026-13-01T00:00:00Z", "2025-02-29T00:00:00Z",
+        "2026-11-22T24:00:00Z", "2026-11-22T03:00:00.Z", "22/11/2026", "2026-11-22T03:00:00+0900",
+    ])
     func refusesWhatIsNotRFC3339(_ text: String) {
         #expect(EventTime(rfc3339: text) == nil)
     }

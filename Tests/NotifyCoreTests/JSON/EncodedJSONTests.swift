@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import NotifyCore
 
 @Suite struct EncodedJSONTests {
@@ -42,12 +43,15 @@ import Testing
     @Test func aCommandReadsTheSameWhicheverFormItsRenderingsHave() {
         let recipient = Recipient(userId: "u1", deviceId: "d1", platform: .ios, provider: .apns)
         var built = NotificationCommand(
-            id: "c1", at: "2026-11-22T00:00:00Z", path: .push, recipient: recipient, conversationId: "dm-1", messageId: "m1",
+            id: "c1", at: "2026-11-22T00:00:00Z", path: .push, recipient: recipient, conversationId: "dm-1",
+            messageId: "m1",
             expiresAt: "2026-11-23T00:00:00Z", content: EncodedJSON(canonical: CoreJSON.encode(Self.tree)),
-            apns: APNsRendering(token: "t", headers: EncodedJSON(canonical: Array(#"{"apns-priority":"10"}"#.utf8)),
-                                payload: EncodedJSON(canonical: CoreJSON.encode(Self.tree))))
+            apns: APNsRendering(
+                token: "t", headers: EncodedJSON(canonical: Array(#"{"apns-priority":"10"}"#.utf8)),
+                payload: EncodedJSON(canonical: CoreJSON.encode(Self.tree))))
         let fromTrees = NotificationCommand(
-            id: "c1", at: "2026-11-22T00:00:00Z", path: .push, recipient: recipient, conversationId: "dm-1", messageId: "m1",
+            id: "c1", at: "2026-11-22T00:00:00Z", path: .push, recipient: recipient, conversationId: "dm-1",
+            messageId: "m1",
             expiresAt: "2026-11-23T00:00:00Z", content: Self.tree,
             apns: APNsRendering(token: "t", headers: ["apns-priority": "10"], payload: Self.tree))
         #expect(built == fromTrees)
@@ -70,7 +74,8 @@ import Testing
         let command = NotificationCommand(
             id: escaped, at: "2026-11-22T00:00:00Z", path: .push,
             recipient: Recipient(userId: escaped, deviceId: "d\u{2}", platform: .ios, provider: .apns),
-            conversationId: escaped, messageId: "m\"1", expiresAt: "2026-11-23T00:00:00Z", content: .object(["t": .string(escaped)]),
+            conversationId: escaped, messageId: "m\"1", expiresAt: "2026-11-23T00:00:00Z",
+            content: .object(["t": .string(escaped)]),
             apns: APNsRendering(token: escaped, headers: ["apns-id": "x\"y"], payload: .object(["aps": .object([:])])))
         let bytes = CoreJSON.encode(command)
         #expect(bytes == CoreJSON.encode(command.jsonValue))

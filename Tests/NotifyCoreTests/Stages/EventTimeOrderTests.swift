@@ -1,4 +1,5 @@
 import Testing
+
 @testable import NotifyCore
 
 /// The core decides time and duplicates: what a scenario gives depends only on its events, not on
@@ -12,18 +13,38 @@ import Testing
 
     /// Alice writes to Bob (one iPhone) in a direct conversation.
     static let tables: [ScenarioRunner.Event] = [
-        event(Topic.identities, #"{"type":"identity.updated","id":"i-a","at":"\#(t0)","userId":"alice","displayName":"Alice"}"#),
-        event(Topic.identities, #"{"type":"identity.updated","id":"i-b","at":"\#(t0)","userId":"bob","displayName":"Bob"}"#),
-        event(Topic.conversations, #"{"type":"conversation.updated","id":"c1","at":"\#(t0)","conversationId":"dm","kind":"direct","members":["alice","bob","frank"]}"#),
-        event(Topic.conversations, #"{"type":"conversation.updated","id":"c2","at":"\#(t0)","conversationId":"g2","kind":"group","name":"G","members":["carol","bob"]}"#),
-        event(Topic.devices, #"{"type":"devices.updated","id":"d-b","at":"\#(t0)","userId":"bob","devices":[{"deviceId":"bob-iphone","platform":"ios","provider":"apns","token":"tok-b","appId":"com.example.chat"}]}"#),
+        event(
+            Topic.identities,
+            #"{"type":"identity.updated","id":"i-a","at":"\#(t0)","userId":"alice","displayName":"Alice"}"#),
+        event(
+            Topic.identities,
+            #"{"type":"identity.updated","id":"i-b","at":"\#(t0)","userId":"bob","displayName":"Bob"}"#),
+        event(
+            Topic.conversations,
+            #"{"type":"conversation.updated","id":"c1","at":"\#(t0)","conversationId":"dm","kind":"direct","members":["alice","bob","frank"]}"#
+        ),
+        event(
+            Topic.conversations,
+            #"{"type":"conversation.updated","id":"c2","at":"\#(t0)","conversationId":"g2","kind":"group","name":"G","members":["carol","bob"]}"#
+        ),
+        event(
+            Topic.devices,
+            #"{"type":"devices.updated","id":"d-b","at":"\#(t0)","userId":"bob","devices":[{"deviceId":"bob-iphone","platform":"ios","provider":"apns","token":"tok-b","appId":"com.example.chat"}]}"#
+        ),
     ]
 
-    static func message(_ id: String, in conversation: String = "dm", from sender: String = "alice", at time: String) -> ScenarioRunner.Event {
-        event(Topic.messages, #"{"type":"message.received","id":"e-\#(id)","at":"\#(time)","messageId":"\#(id)","conversationId":"\#(conversation)","senderId":"\#(sender)","kind":"text","text":"hi \#(id)"}"#)
+    static func message(_ id: String, in conversation: String = "dm", from sender: String = "alice", at time: String)
+        -> ScenarioRunner.Event
+    {
+        event(
+            Topic.messages,
+            #"{"type":"message.received","id":"e-\#(id)","at":"\#(time)","messageId":"\#(id)","conversationId":"\#(conversation)","senderId":"\#(sender)","kind":"text","text":"hi \#(id)"}"#
+        )
     }
 
-    static func run(_ events: [ScenarioRunner.Event], configuration: CoreConfiguration? = nil) throws -> ScenarioRunner.Result {
+    static func run(_ events: [ScenarioRunner.Event], configuration: CoreConfiguration? = nil) throws
+        -> ScenarioRunner.Result
+    {
         let result = ScenarioRunner(configuration: try configuration ?? Repository.configuration()).run(events: events)
         #expect(result.rejections.isEmpty, "\(result.rejections)")
         return result
@@ -35,29 +56,41 @@ import Testing
 
     /// Rule 9 in event time: the identity comes 5 s after the message (wait 2 s) with nothing between.
     @Test func anIdentityAfterTheWaitFindsTheMessageGoneWithTheFallback() throws {
-        let result = try Self.run(Self.tables + [
-            Self.message("m1", from: "frank", at: "2026-11-22T10:00:10Z"),
-            Self.event(Topic.identities, #"{"type":"identity.updated","id":"i-f","at":"2026-11-22T10:00:15Z","userId":"frank","displayName":"Frank"}"#),
-        ])
+        let result = try Self.run(
+            Self.tables + [
+                Self.message("m1", from: "frank", at: "2026-11-22T10:00:10Z"),
+                Self.event(
+                    Topic.identities,
+                    #"{"type":"identity.updated","id":"i-f","at":"2026-11-22T10:00:15Z","userId":"frank","displayName":"Frank"}"#
+                ),
+            ])
         #expect(result.commands.count == 1)
         #expect(result.commands.first?.content["identityResolved"] == .bool(false))
     }
 
     @Test func anIdentityWithinTheWaitResolvesTheMessage() throws {
-        let result = try Self.run(Self.tables + [
-            Self.message("m1", from: "frank", at: "2026-11-22T10:00:10Z"),
-            Self.event(Topic.identities, #"{"type":"identity.updated","id":"i-f","at":"2026-11-22T10:00:12Z","userId":"frank","displayName":"Frank"}"#),
-        ])
+        let result = try Self.run(
+            Self.tables + [
+                Self.message("m1", from: "frank", at: "2026-11-22T10:00:10Z"),
+                Self.event(
+                    Topic.identities,
+                    #"{"type":"identity.updated","id":"i-f","at":"2026-11-22T10:00:12Z","userId":"frank","displayName":"Frank"}"#
+                ),
+            ])
         #expect(result.commands.first?.content["identityResolved"] == .bool(true))
     }
 
     /// An at-least-once producer sends one event twice: one command, one unread.
     @Test func aDuplicatedRecordIsAppliedOnce() throws {
-        let once = try Self.run(Self.tables + [Self.message("m1", at: "2026-11-22T10:00:01Z"), Self.message("m2", at: "2026-11-22T10:00:02Z")])
-        let twice = try Self.run(Self.tables + [
-            Self.message("m1", at: "2026-11-22T10:00:01Z"), Self.message("m1", at: "2026-11-22T10:00:01Z"),
-            Self.tables[4], Self.message("m2", at: "2026-11-22T10:00:02Z"),
-        ])
+        let once = try Self.run(
+            Self.tables + [
+                Self.message("m1", at: "2026-11-22T10:00:01Z"), Self.message("m2", at: "2026-11-22T10:00:02Z"),
+            ])
+        let twice = try Self.run(
+            Self.tables + [
+                Self.message("m1", at: "2026-11-22T10:00:01Z"), Self.message("m1", at: "2026-11-22T10:00:01Z"),
+                Self.tables[4], Self.message("m2", at: "2026-11-22T10:00:02Z"),
+            ])
         #expect(once.commands.count == 2)
         #expect(Self.bytes(twice) == Self.bytes(once))
     }
@@ -70,12 +103,17 @@ import Testing
             events.append(Self.message("a\(index)", at: "2026-11-22T10:00:\(second).100Z"))
             events.append(Self.message("c\(index)", in: "g2", from: "carol", at: "2026-11-22T10:00:\(second).200Z"))
             if index % 5 == 4 {
-                events.append(Self.event(Topic.reads, #"{"type":"conversation.read","id":"r\#(index)","at":"2026-11-22T10:00:\#(second).300Z","userId":"bob","conversationId":"dm"}"#))
+                events.append(
+                    Self.event(
+                        Topic.reads,
+                        #"{"type":"conversation.read","id":"r\#(index)","at":"2026-11-22T10:00:\#(second).300Z","userId":"bob","conversationId":"dm"}"#
+                    ))
             }
         }
         let expected = Self.bytes(try Self.run(events))
         // Messages of g2 arrive last, reads first, tables at the end: as a lagging partition would give them.
-        let reordered = events.filter { $0.topic == Topic.reads }
+        let reordered =
+            events.filter { $0.topic == Topic.reads }
             + events.filter { $0.topic == Topic.messages && $0.value["conversationId"]?.stringValue == "dm" }
             + events.filter { $0.topic == Topic.messages && $0.value["conversationId"]?.stringValue == "g2" }
             + events.filter { $0.topic != Topic.messages && $0.topic != Topic.reads }
@@ -88,10 +126,14 @@ import Testing
 
     /// A client state produced after a message but timestamped before it applies to it.
     @Test func aLateClientStateTimestampedBeforeAMessageAppliesToIt() throws {
-        let result = try Self.run(Self.tables + [
-            Self.message("m1", at: "2026-11-22T10:00:10Z"),
-            Self.event(Topic.clientState, #"{"type":"client.state","id":"s1","at":"2026-11-22T10:00:09Z","userId":"bob","deviceId":"bob-iphone","state":"foreground","screen":{"kind":"talkroom","conversationId":"dm"}}"#),
-        ])
+        let result = try Self.run(
+            Self.tables + [
+                Self.message("m1", at: "2026-11-22T10:00:10Z"),
+                Self.event(
+                    Topic.clientState,
+                    #"{"type":"client.state","id":"s1","at":"2026-11-22T10:00:09Z","userId":"bob","deviceId":"bob-iphone","state":"foreground","screen":{"kind":"talkroom","conversationId":"dm"}}"#
+                ),
+            ])
         #expect(result.commands.isEmpty)
         #expect(result.decisions.contains { $0.reason == .foregroundInConversation && $0.messageId == "m1" })
     }
@@ -105,11 +147,14 @@ import Testing
         let content = NotificationContent(
             title: "Alice", subtitle: nil, body: "hi", threadId: "dm", category: "message",
             userInfo: NotificationUserInfo(talkroomId: "dm", messageId: "m1", senderId: "alice"),
-            sender: SenderIdentity(id: "alice", displayName: "Alice"), conversation: ConversationIdentity(id: "dm", isGroup: false),
+            sender: SenderIdentity(id: "alice", displayName: "Alice"),
+            conversation: ConversationIdentity(id: "dm", isGroup: false),
             kind: .text, attachment: nil, identityResolved: true)
         func record(_ id: String, at seconds: Int64) -> FanoutRecord {
-            FanoutRecord(at: EventTime(milliseconds: 1_795_000_000_000 + seconds * 1000), recipientId: "bob", conversationId: "dm",
-                         messageId: id, notificationType: "message", content: content)
+            FanoutRecord(
+                at: EventTime(milliseconds: 1_795_000_000_000 + seconds * 1000), recipientId: "bob",
+                conversationId: "dm",
+                messageId: id, notificationType: "message", content: content)
         }
         #expect(stage.fold(&state, .fanout(record("m1", at: 1))).commands.count == 1)
         for second in 2..<60 { _ = stage.fold(&state, .fanout(record("m\(second)", at: Int64(second)))) }

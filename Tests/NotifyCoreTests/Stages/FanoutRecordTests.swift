@@ -15,7 +15,9 @@ import Testing
         for scenario in scenarios {
             var state = FanoutState()
             for event in try ScenarioRunner.events(of: Repository.bytes(scenario)) {
-                guard let input = try InputEvent.decode(topic: event.topic, json: event.value).fanoutInput else { continue }
+                guard let input = try InputEvent.decode(topic: event.topic, json: event.value).fanoutInput else {
+                    continue
+                }
                 records += stage.fold(&state, input).records
             }
             records += stage.fold(&state, .endOfInput).records

@@ -1,4 +1,5 @@
 import Testing
+
 @testable import NotifyCore
 
 @Suite struct FanoutStageTests {
@@ -86,7 +87,8 @@ import Testing
     @Test func theSenderIsNotNotifiedAndMentionsUseTheMentionPolicy() {
         var events = EventFactory()
         var state = prepared(&events)
-        let output = stage.fold(&state, .message(events.message("m1", in: "c1", from: "alice", at: 1, mentions: ["bob"])))
+        let output = stage.fold(
+            &state, .message(events.message("m1", in: "c1", from: "alice", at: 1, mentions: ["bob"])))
         #expect(output.decisions.map(\.reason) == [.ownMessage])
         #expect(output.decisions.first?.userId == "alice")
         #expect(output.records.map(\.recipientId) == ["bob", "frank"])
@@ -101,8 +103,15 @@ import Testing
         _ = stage.fold(&original, .message(events.message("m2", in: "c1", from: "alice", at: 1.1)))
 
         var restored = FanoutState()
-        _ = stage.fold(&restored, .identityUpdated(IdentityUpdated(id: "a", at: EventFactory.time(0), userId: "alice", displayName: "Alice", handle: "alice")))
-        _ = stage.fold(&restored, .identityUpdated(IdentityUpdated(id: "b", at: EventFactory.time(0), userId: "bob", displayName: "Bob", handle: "bob")))
+        _ = stage.fold(
+            &restored,
+            .identityUpdated(
+                IdentityUpdated(
+                    id: "a", at: EventFactory.time(0), userId: "alice", displayName: "Alice", handle: "alice")))
+        _ = stage.fold(
+            &restored,
+            .identityUpdated(
+                IdentityUpdated(id: "b", at: EventFactory.time(0), userId: "bob", displayName: "Bob", handle: "bob")))
         for key in original.entries.keys {
             try restored.restore(key, original.snapshot(key))
         }

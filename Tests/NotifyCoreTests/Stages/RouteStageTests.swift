@@ -1,4 +1,5 @@
 import Testing
+
 @testable import NotifyCore
 
 @Suite struct RouteStageTests {
@@ -25,27 +26,39 @@ import Testing
 
     @Test func eachDeviceGetsThePathItsClientStateCallsFor() {
         var events = EventFactory()
-        let devices = ["room", "otherRoom", "tabbar", "profile", "background", "stale", "unknown"].map { EventFactory.iPhone($0) }
-        var state = state(devices: devices, clients: [
-            events.client("bob", "room", .foreground, .init(kind: .talkroom, conversationId: "c1"), at: 50),
-            events.client("bob", "otherRoom", .foreground, .init(kind: .talkroom, conversationId: "c9"), at: 50),
-            events.client("bob", "tabbar", .foreground, .init(kind: .tabbar), at: 50),
-            events.client("bob", "profile", .foreground, .init(kind: .profile), at: 50),
-            events.client("bob", "background", .background, at: 50),
-            events.client("bob", "stale", .foreground, .init(kind: .profile), at: 0),
-        ], events: &events)
+        let devices = ["room", "otherRoom", "tabbar", "profile", "background", "stale", "unknown"].map {
+            EventFactory.iPhone($0)
+        }
+        var state = state(
+            devices: devices,
+            clients: [
+                events.client("bob", "room", .foreground, .init(kind: .talkroom, conversationId: "c1"), at: 50),
+                events.client("bob", "otherRoom", .foreground, .init(kind: .talkroom, conversationId: "c9"), at: 50),
+                events.client("bob", "tabbar", .foreground, .init(kind: .tabbar), at: 50),
+                events.client("bob", "profile", .foreground, .init(kind: .profile), at: 50),
+                events.client("bob", "background", .background, at: 50),
+                events.client("bob", "stale", .foreground, .init(kind: .profile), at: 0),
+            ], events: &events)
         let output = stage.fold(&state, .fanout(record("m1", at: 301)))
         let paths = Dictionary(uniqueKeysWithValues: output.commands.map { ($0.recipient.deviceId, $0.path) })
-        #expect(paths == ["otherRoom": .local, "profile": .local, "background": .push, "stale": .push, "unknown": .push])
+        #expect(
+            paths == ["otherRoom": .local, "profile": .local, "background": .push, "stale": .push, "unknown": .push])
         let reasons = Dictionary(uniqueKeysWithValues: output.decisions.map { ($0.deviceId!, $0.reason) })
         #expect(reasons == ["room": .foregroundInConversation, "tabbar": .foregroundTabBar])
-        #expect(output.commands.allSatisfy { ($0.path == .local) == ($0.local != nil) && ($0.path == .push) == ($0.apns != nil) })
+        #expect(
+            output.commands.allSatisfy {
+                ($0.path == .local) == ($0.local != nil) && ($0.path == .push) == ($0.apns != nil)
+            })
     }
 
     @Test func theBadgeCountsUnreadMessagesIncludingMutedOnesAndAReadLowersIt() throws {
         var events = EventFactory()
         var state = state(devices: [EventFactory.iPhone("phone")], events: &events)
-        _ = stage.fold(&state, .preferences(PreferencesUpdated(id: "p", at: EventFactory.time(0), userId: "bob", previews: .always, muted: ["c2": nil])))
+        _ = stage.fold(
+            &state,
+            .preferences(
+                PreferencesUpdated(
+                    id: "p", at: EventFactory.time(0), userId: "bob", previews: .always, muted: ["c2": nil])))
         _ = stage.fold(&state, .fanout(record("m1", in: "c1", at: 1)))
         let muted = stage.fold(&state, .fanout(record("m2", in: "c2", at: 2)))
         #expect(muted.commands.isEmpty)
@@ -72,7 +85,8 @@ import Testing
         let second = stage.fold(&state, .read(events.read("bob", "c2", at: 20)))
         let third = stage.fold(&state, .read(events.read("bob", "c3", at: 30)))
         #expect(second.commands.isEmpty && third.commands.isEmpty)
-        #expect((second.decisions + third.decisions).map(\.reason) == [.backgroundPushCoalesced, .backgroundPushCoalesced])
+        #expect(
+            (second.decisions + third.decisions).map(\.reason) == [.backgroundPushCoalesced, .backgroundPushCoalesced])
         #expect(stage.fold(&state, .clock(EventFactory.time(69.999))).commands.isEmpty)
         let released = stage.fold(&state, .clock(EventFactory.time(70)))
         let command = try #require(released.commands.first)
@@ -82,16 +96,18 @@ import Testing
         #expect(data?["badge"] == .string("0"))
         #expect(data?["clear-thread-ids"] == .string(#"["c2","c3"]"#))
         #expect(command.fcm?.message["notification"] == nil)
-        #expect(command.id == DeterministicID.commandId(source: "ev4", deviceId: "pixel", path: .push),
-                "the coalesced push takes its id from the latest read")
+        #expect(
+            command.id == DeterministicID.commandId(source: "ev4", deviceId: "pixel", path: .push),
+            "the coalesced push takes its id from the latest read")
     }
 
     @Test func anInvalidTokenIsBlockedUntilTheDeviceListChanges() {
         var events = EventFactory()
         var state = state(devices: [EventFactory.iPhone("phone")], events: &events)
-        let outcome = NotificationOutcome(id: "o", at: EventFactory.time(1).rfc3339, commandId: "x", sink: "apns",
-                                          recipient: Recipient(userId: "bob", deviceId: "phone", platform: .ios, provider: .apns),
-                                          conversationId: nil, messageId: nil, outcome: .tokenInvalid, reason: "BadDeviceToken")
+        let outcome = NotificationOutcome(
+            id: "o", at: EventFactory.time(1).rfc3339, commandId: "x", sink: "apns",
+            recipient: Recipient(userId: "bob", deviceId: "phone", platform: .ios, provider: .apns),
+            conversationId: nil, messageId: nil, outcome: .tokenInvalid, reason: "BadDeviceToken")
         _ = stage.fold(&state, .outcome(outcome))
         let blocked = stage.fold(&state, .fanout(record("m1", at: 2)))
         #expect(blocked.commands.isEmpty)
@@ -102,12 +118,14 @@ import Testing
 
     @Test func aLocalDeliveryTheAppCouldNotShowGoesOutAgainOnThePushPath() throws {
         var events = EventFactory()
-        var state = state(devices: [EventFactory.iPhone("phone")],
-                          clients: [events.client("bob", "phone", .foreground, .init(kind: .settings))], events: &events)
+        var state = state(
+            devices: [EventFactory.iPhone("phone")],
+            clients: [events.client("bob", "phone", .foreground, .init(kind: .settings))], events: &events)
         let local = try #require(stage.fold(&state, .fanout(record("m1", at: 1))).commands.first)
         #expect(local.path == .local)
-        let outcome = NotificationOutcome(id: "o", at: EventFactory.time(2).rfc3339, commandId: local.id, sink: "inapp",
-                                          recipient: local.recipient, conversationId: "c1", messageId: "m1", outcome: .undeliverableLocal)
+        let outcome = NotificationOutcome(
+            id: "o", at: EventFactory.time(2).rfc3339, commandId: local.id, sink: "inapp",
+            recipient: local.recipient, conversationId: "c1", messageId: "m1", outcome: .undeliverableLocal)
         let again = try #require(stage.fold(&state, .outcome(outcome)).commands.first)
         #expect(again.path == .push)
         #expect(again.id == DeterministicID.commandId(source: "m1", deviceId: "phone", path: .push))
@@ -124,11 +142,15 @@ import Testing
         var state = RouteState()
         _ = stage.fold(&state, .devices(events.devices("bob", [EventFactory.iPhone("phone")])))
         _ = stage.fold(&state, .clientState(events.client("bob", "phone", .foreground, .init(kind: .settings))))
-        let locals = try (1...3).map { try #require(stage.fold(&state, .fanout(record("m\($0)", at: Double($0)))).commands.first) }
+        let locals = try (1...3).map {
+            try #require(stage.fold(&state, .fanout(record("m\($0)", at: Double($0)))).commands.first)
+        }
         #expect(state.entries["bob"]?.recentLocal.map(\.commandId) == locals.suffix(2).map(\.id))
         func undeliverable(_ local: NotificationCommand) -> NotificationOutcome {
-            NotificationOutcome(id: "o-\(local.id)", at: EventFactory.time(10).rfc3339, commandId: local.id, sink: "inapp",
-                                recipient: local.recipient, conversationId: "c1", messageId: local.messageId, outcome: .undeliverableLocal)
+            NotificationOutcome(
+                id: "o-\(local.id)", at: EventFactory.time(10).rfc3339, commandId: local.id, sink: "inapp",
+                recipient: local.recipient, conversationId: "c1", messageId: local.messageId,
+                outcome: .undeliverableLocal)
         }
         #expect(stage.fold(&state, .outcome(undeliverable(locals[0]))).commands.isEmpty, "the oldest was forgotten")
         #expect(stage.fold(&state, .outcome(undeliverable(locals[2]))).commands.first?.path == .push)
@@ -136,8 +158,9 @@ import Testing
 
     @Test func aRestoredChangelogContinuesExactlyAsTheOriginal() throws {
         var events = EventFactory()
-        var original = state(devices: [EventFactory.iPhone("phone"), EventFactory.pixel("pixel")],
-                             clients: [events.client("bob", "pixel", .foreground, .init(kind: .other))], events: &events)
+        var original = state(
+            devices: [EventFactory.iPhone("phone"), EventFactory.pixel("pixel")],
+            clients: [events.client("bob", "pixel", .foreground, .init(kind: .other))], events: &events)
         _ = stage.fold(&original, .fanout(record("m1", at: 1)))
         _ = stage.fold(&original, .read(events.read("bob", "c1", at: 2)))
         _ = stage.fold(&original, .fanout(record("m2", at: 3)))

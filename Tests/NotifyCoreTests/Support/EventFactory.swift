@@ -18,24 +18,33 @@ struct EventFactory {
         IdentityUpdated(id: nextId(), at: Self.time(seconds), userId: userId, displayName: name, handle: userId)
     }
 
-    mutating func conversation(_ id: String, _ members: [String], group: Bool = false, at seconds: Double = 0) -> ConversationUpdated {
-        ConversationUpdated(id: nextId(), at: Self.time(seconds), conversationId: id, kind: group ? .group : .direct,
-                            name: group ? "Group \(id)" : nil, members: members)
+    mutating func conversation(_ id: String, _ members: [String], group: Bool = false, at seconds: Double = 0)
+        -> ConversationUpdated
+    {
+        ConversationUpdated(
+            id: nextId(), at: Self.time(seconds), conversationId: id, kind: group ? .group : .direct,
+            name: group ? "Group \(id)" : nil, members: members)
     }
 
-    mutating func message(_ messageId: String, in conversationId: String, from senderId: String, at seconds: Double,
-                          text: String = "hello", handle: String? = nil, mentions: [String] = []) -> MessageReceived {
-        MessageReceived(id: nextId(), at: Self.time(seconds), messageId: messageId, conversationId: conversationId,
-                        senderId: senderId, senderHandle: handle, kind: .text, text: text, mentions: mentions)
+    mutating func message(
+        _ messageId: String, in conversationId: String, from senderId: String, at seconds: Double,
+        text: String = "hello", handle: String? = nil, mentions: [String] = []
+    ) -> MessageReceived {
+        MessageReceived(
+            id: nextId(), at: Self.time(seconds), messageId: messageId, conversationId: conversationId,
+            senderId: senderId, senderHandle: handle, kind: .text, text: text, mentions: mentions)
     }
 
     mutating func devices(_ userId: String, _ devices: [Device], at seconds: Double = 0) -> DevicesUpdated {
         DevicesUpdated(id: nextId(), at: Self.time(seconds), userId: userId, devices: devices)
     }
 
-    mutating func client(_ userId: String, _ deviceId: String, _ state: ClientStateChanged.AppState,
-                         _ screen: ClientStateChanged.Screen? = nil, at seconds: Double = 0) -> ClientStateChanged {
-        ClientStateChanged(id: nextId(), at: Self.time(seconds), userId: userId, deviceId: deviceId, state: state, screen: screen)
+    mutating func client(
+        _ userId: String, _ deviceId: String, _ state: ClientStateChanged.AppState,
+        _ screen: ClientStateChanged.Screen? = nil, at seconds: Double = 0
+    ) -> ClientStateChanged {
+        ClientStateChanged(
+            id: nextId(), at: Self.time(seconds), userId: userId, deviceId: deviceId, state: state, screen: screen)
     }
 
     mutating func read(_ userId: String, _ conversationId: String, at seconds: Double) -> ConversationRead {
@@ -51,14 +60,20 @@ struct EventFactory {
     }
 
     /// A fanout record of a message from "alice" in `conversationId` for `recipient`.
-    static func record(_ messageId: String, in conversationId: String, for recipient: String, at seconds: Double,
-                       configuration: CoreConfiguration) -> FanoutRecord {
-        let conversation = ConversationUpdated(id: "c", at: time(0), conversationId: conversationId, kind: .direct, members: ["alice", recipient])
-        let message = MessageReceived(id: "m-\(messageId)", at: time(seconds), messageId: messageId, conversationId: conversationId,
-                                      senderId: "alice", kind: .text, text: "hi")
+    static func record(
+        _ messageId: String, in conversationId: String, for recipient: String, at seconds: Double,
+        configuration: CoreConfiguration
+    ) -> FanoutRecord {
+        let conversation = ConversationUpdated(
+            id: "c", at: time(0), conversationId: conversationId, kind: .direct, members: ["alice", recipient])
+        let message = MessageReceived(
+            id: "m-\(messageId)", at: time(seconds), messageId: messageId, conversationId: conversationId,
+            senderId: "alice", kind: .text, text: "hi")
         let sender = IdentityUpdated(id: "i", at: time(0), userId: "alice", displayName: "Alice")
-        let content = ContentBuilder(texts: configuration.texts).content(of: message, in: conversation, sender: sender.senderIdentity)
-        return FanoutRecord(at: time(seconds), recipientId: recipient, conversationId: conversationId, messageId: messageId,
-                            notificationType: "message", content: content)
+        let content = ContentBuilder(texts: configuration.texts).content(
+            of: message, in: conversation, sender: sender.senderIdentity)
+        return FanoutRecord(
+            at: time(seconds), recipientId: recipient, conversationId: conversationId, messageId: messageId,
+            notificationType: "message", content: content)
     }
 }

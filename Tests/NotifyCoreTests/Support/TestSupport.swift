@@ -1,5 +1,6 @@
 import Foundation
 import NotifyTestSupport
+
 @testable import NotifyCore
 
 /// Paths in the repository the tests read.
@@ -38,30 +39,31 @@ enum SchemaValidator {
     }
 
     private static let script = #"""
-    import json, pathlib, sys
-    from jsonschema import Draft202012Validator
-    from referencing import Registry, Resource
-    directory = pathlib.Path(sys.argv[1])
-    resources = []
-    for path in sorted(directory.glob("*.schema.json")):
-        schema = json.loads(path.read_text())
-        Draft202012Validator.check_schema(schema)
-        resources.append((schema["$id"], Resource.from_contents(schema)))
-    registry = Registry().with_resources(resources)
-    items = json.loads(pathlib.Path(sys.argv[2]).read_text())
-    results = []
-    for item in items:
-        schema = json.loads((directory / item["schema"]).read_text())
-        validator = Draft202012Validator(schema, registry=registry)
-        errors = sorted(validator.iter_errors(item["instance"]), key=lambda e: list(map(str, e.absolute_path)))
-        results.append(None if not errors else "; ".join(
-            "/".join(map(str, e.absolute_path)) + ": " + e.message[:200] for e in errors[:3]))
-    print(json.dumps(results))
-    """#
+        import json, pathlib, sys
+        from jsonschema import Draft202012Validator
+        from referencing import Registry, Resource
+        directory = pathlib.Path(sys.argv[1])
+        resources = []
+        for path in sorted(directory.glob("*.schema.json")):
+            schema = json.loads(path.read_text())
+            Draft202012Validator.check_schema(schema)
+            resources.append((schema["$id"], Resource.from_contents(schema)))
+        registry = Registry().with_resources(resources)
+        items = json.loads(pathlib.Path(sys.argv[2]).read_text())
+        results = []
+        for item in items:
+            schema = json.loads((directory / item["schema"]).read_text())
+            validator = Draft202012Validator(schema, registry=registry)
+            errors = sorted(validator.iter_errors(item["instance"]), key=lambda e: list(map(str, e.absolute_path)))
+            results.append(None if not errors else "; ".join(
+                "/".join(map(str, e.absolute_path)) + ": " + e.message[:200] for e in errors[:3]))
+        print(json.dumps(results))
+        """#
 
     /// One result per item, in order (anything else throws): `nil` when valid, else the validator's errors.
     static func validate(_ items: [Item]) async throws -> [String?] {
-        let input = FileManager.default.temporaryDirectory.appendingPathComponent("notify-schema-\(UUID().uuidString).json")
+        let input = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "notify-schema-\(UUID().uuidString).json")
         try JSONEncoder().encode(items).write(to: input)
         defer { try? FileManager.default.removeItem(at: input) }
         let result = try await runChildProcess("python3", ["-c", script, Repository.schemas.path, input.path])

@@ -37,8 +37,12 @@ import Testing
             apns.ledger.script("dead03", [.error(status: 400, reason: "DeviceTokenNotForTopic")])
             try await apns.serve(tls: authority, logger: testLogger) { port in
                 try await using(try fixture.sink(port: port, authority: authority)) { sink in
-                    #expect(await sink.deliver(delivery(makeCommand(id: "c1", token: "dead01"))) == .tokenInvalid(reason: "Unregistered", token: "dead01"))
-                    #expect(await sink.deliver(delivery(makeCommand(id: "c2", token: "dead02"))) == .tokenInvalid(reason: "BadDeviceToken", token: "dead02"))
+                    #expect(
+                        await sink.deliver(delivery(makeCommand(id: "c1", token: "dead01")))
+                            == .tokenInvalid(reason: "Unregistered", token: "dead01"))
+                    #expect(
+                        await sink.deliver(delivery(makeCommand(id: "c2", token: "dead02")))
+                            == .tokenInvalid(reason: "BadDeviceToken", token: "dead02"))
                     #expect(
                         await sink.deliver(delivery(makeCommand(id: "c3", token: "dead03")))
                             == .tokenInvalid(reason: "DeviceTokenNotForTopic", token: "dead03"))
@@ -59,8 +63,12 @@ import Testing
                     #expect(
                         await sink.deliver(delivery(makeCommand(id: "c1", token: "aa01")))
                             == .retryable(reason: "TooManyRequests", retryAfter: .seconds(7)))
-                    #expect(await sink.deliver(delivery(makeCommand(id: "c2", token: "aa02"))) == .retryable(reason: "InternalServerError"))
-                    #expect(await sink.deliver(delivery(makeCommand(id: "c3", token: "aa03"))) == .rejected(reason: "TopicDisallowed"))
+                    #expect(
+                        await sink.deliver(delivery(makeCommand(id: "c2", token: "aa02")))
+                            == .retryable(reason: "InternalServerError"))
+                    #expect(
+                        await sink.deliver(delivery(makeCommand(id: "c3", token: "aa03")))
+                            == .rejected(reason: "TopicDisallowed"))
                     // The scripts are used up: the same tokens now succeed.
                     #expect(await sink.deliver(delivery(makeCommand(id: "c4", token: "aa01"))) == .delivered)
                 }
@@ -110,7 +118,10 @@ import Testing
                         var results: [DeliveryResult] = []
                         for index in 0..<count {
                             if index >= 100, let result = await group.next() { results.append(result) }
-                            group.addTask { await sink.deliver(delivery(makeCommand(id: "c\(index)", token: String(format: "%04x", index)))) }
+                            group.addTask {
+                                await sink.deliver(
+                                    delivery(makeCommand(id: "c\(index)", token: String(format: "%04x", index))))
+                            }
                         }
                         for await result in group { results.append(result) }
                         return results
@@ -143,8 +154,9 @@ import Testing
                     #expect(apns.ledger.count == tokens.count)
                     #expect(apns.connectionCount >= 1)
                     #expect(HTTPTransportConfiguration().connections <= 4, "a few connections")
-                    #expect(apns.connectionCount <= HTTPTransportConfiguration().connections,
-                            "one connection per request?")
+                    #expect(
+                        apns.connectionCount <= HTTPTransportConfiguration().connections,
+                        "one connection per request?")
                     #expect(apns.mostConcurrentStreams >= 10, "at most \(apns.mostConcurrentStreams) streams at once")
                 }
             }
@@ -157,7 +169,8 @@ import Testing
             // The stall far outlasts the timeout; the timeout leaves a busy test machine time for the next request.
             apns.ledger.script("aa01", [.stall(.seconds(6))])
             try await apns.serve(tls: authority, logger: testLogger) { port in
-                try await using(try fixture.sink(port: port, authority: authority, requestTimeout: .milliseconds(1500))) { sink in
+                try await using(try fixture.sink(port: port, authority: authority, requestTimeout: .milliseconds(1500)))
+                { sink in
                     let result = await sink.deliver(delivery(makeCommand(id: "c1", token: "aa01")))
                     guard case .retryable(let reason, _) = result else {
                         Issue.record("expected a passing failure, got \(result)")
@@ -177,7 +190,9 @@ import Testing
             try await apns.serve(tls: authority, logger: testLogger) { port in
                 try await using(try fixture.sink(port: port, authority: authority)) { sink in
                     var command = makeCommand(id: "c1", token: "aa01")
-                    command.apns?.payload = .object(["aps": .object(["alert": .string(String(repeating: "x", count: 5000))])])
+                    command.apns?.payload = .object([
+                        "aps": .object(["alert": .string(String(repeating: "x", count: 5000))])
+                    ])
                     #expect(await sink.deliver(delivery(command)) == .rejected(reason: "PayloadTooLarge"))
                     #expect(apns.ledger.count == 0)
                 }
@@ -190,7 +205,9 @@ import Testing
             try await withCertificateAuthority { otherAuthority in
                 let apns = fixture.standIn()
                 try await apns.serve(tls: authority, logger: testLogger) { port in
-                    try await using(try fixture.sink(port: port, authority: otherAuthority, requestTimeout: .seconds(1))) { sink in
+                    try await using(
+                        try fixture.sink(port: port, authority: otherAuthority, requestTimeout: .seconds(1))
+                    ) { sink in
                         let result = await sink.deliver(delivery(makeCommand(id: "c1", token: "aa01")))
                         guard case .retryable(let reason, _) = result else {
                             Issue.record("expected a transport failure, got \(result)")

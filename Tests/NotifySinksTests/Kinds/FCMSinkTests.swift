@@ -11,13 +11,18 @@ import _CryptoExtras
 
     func withFCM(_ body: (FCMStandIn, FCMSink) async throws -> Void) async throws {
         try await withCertificateAuthority { authority in
-            let fcm = FCMStandIn(projectId: "chat-test", clientEmail: "notify@chat-test.iam.gserviceaccount.com", publicKey: Self.key.publicKey)
+            let fcm = FCMStandIn(
+                projectId: "chat-test", clientEmail: "notify@chat-test.iam.gserviceaccount.com",
+                publicKey: Self.key.publicKey)
             try await fcm.serve(tls: authority, logger: testLogger) { port in
                 let account = try ServiceAccount(
-                    json: Secret(bytes: try fcm.serviceAccountJSON(privateKeyPEM: Self.key.pemRepresentation, port: port), origin: "test"))
+                    json: Secret(
+                        bytes: try fcm.serviceAccountJSON(privateKeyPEM: Self.key.pemRepresentation, port: port),
+                        origin: "test"))
                 #expect(account.projectId == "chat-test")
                 let sink = try FCMSink(
-                    endpoint: "https://127.0.0.1:\(port)", account: account, transport: HTTPTransportConfiguration(caFile: authority.caFile))
+                    endpoint: "https://127.0.0.1:\(port)", account: account,
+                    transport: HTTPTransportConfiguration(caFile: authority.caFile))
                 try await using(sink) { sink in try await body(fcm, sink) }
             }
         }

@@ -13,7 +13,9 @@ func exchange(port: Int, _ request: String) async throws -> String {
         group.addTask {
             let channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
                 .connect(host: "127.0.0.1", port: port) { channel in
-                    channel.eventLoop.makeCompletedFuture { try NIOAsyncChannel<ByteBuffer, ByteBuffer>(wrappingChannelSynchronously: channel) }
+                    channel.eventLoop.makeCompletedFuture {
+                        try NIOAsyncChannel<ByteBuffer, ByteBuffer>(wrappingChannelSynchronously: channel)
+                    }
                 }
             return try await channel.executeThenClose { inbound, outbound in
                 try await outbound.write(ByteBuffer(string: request))
@@ -57,12 +59,15 @@ private struct ClaimsWithoutDevice: JWTPayload {
     let kidSecret = Array("the secret of kid k1, 32 bytes or more".utf8)
 
     /// Serves a gateway with the secret without kid and, in a directory, `k1`'s, while `body` runs.
-    func withGateway(clockLeeway: Duration = .seconds(30), _ body: (InAppGateway, Int) async throws -> Void) async throws {
+    func withGateway(clockLeeway: Duration = .seconds(30), _ body: (InAppGateway, Int) async throws -> Void)
+        async throws
+    {
         let file = try temporaryFile("k1", contents: kidSecret)
         let directory = (file as NSString).deletingLastPathComponent
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let gateway = InAppGateway(
-            secrets: InAppTokenSecrets(withoutKid: inAppSecret, directory: directory), clockLeeway: clockLeeway, logger: testLogger)
+            secrets: InAppTokenSecrets(withoutKid: inAppSecret, directory: directory), clockLeeway: clockLeeway,
+            logger: testLogger)
         try await gateway.serve(host: "127.0.0.1", port: 0) { port in try await body(gateway, port) }
     }
 
@@ -76,19 +81,27 @@ private struct ClaimsWithoutDevice: JWTPayload {
         case "not a JWT": return "Bearer not-a-token"
         case "no did":
             let keys = await JWTKeyCollection().add(hmac: HMACKey(from: inAppSecret.bytes), digestAlgorithm: .sha256)
-            return "Bearer " + (try await keys.sign(ClaimsWithoutDevice(sub: "u1", exp: .init(value: now.addingTimeInterval(600)))))
-        case "unknown kid": return "Bearer " + (try await inAppToken(secret: Array("a secret of kid k9, 32 bytes or more".utf8), kid: "k9"))
-        case "forged": return "Bearer " + (try await inAppToken(secret: Array("not this gateway's secret, but 32 bytes".utf8)))
+            return "Bearer "
+                + (try await keys.sign(ClaimsWithoutDevice(sub: "u1", exp: .init(value: now.addingTimeInterval(600)))))
+        case "unknown kid":
+            return "Bearer "
+                + (try await inAppToken(secret: Array("a secret of kid k9, 32 bytes or more".utf8), kid: "k9"))
+        case "forged":
+            return "Bearer " + (try await inAppToken(secret: Array("not this gateway's secret, but 32 bytes".utf8)))
         case "forged with kid": return "Bearer " + (try await inAppToken(secret: inAppSecret.bytes, kid: "k1"))
         case "unsigned":
             let claims = JSONWebToken.base64URL(Array(#"{"did":"d1","exp":9999999999,"sub":"u1"}"#.utf8))
             return "Bearer " + JSONWebToken.base64URL(Array(#"{"alg":"none"}"#.utf8)) + "." + claims + "."
         case "expired": return "Bearer " + (try await inAppToken(expiresIn: -120))
         case "not before":
-            let claims = InAppTokenClaims(userId: "u1", deviceId: "d1", expires: now.addingTimeInterval(600), notBefore: now.addingTimeInterval(120))
+            let claims = InAppTokenClaims(
+                userId: "u1", deviceId: "d1", expires: now.addingTimeInterval(600),
+                notBefore: now.addingTimeInterval(120))
             return "Bearer " + (try await claims.signed(secret: inAppSecret.bytes))
         case "issued later":
-            let claims = InAppTokenClaims(userId: "u1", deviceId: "d1", expires: now.addingTimeInterval(600), issuedAt: now.addingTimeInterval(120))
+            let claims = InAppTokenClaims(
+                userId: "u1", deviceId: "d1", expires: now.addingTimeInterval(600),
+                issuedAt: now.addingTimeInterval(120))
             return "Bearer " + (try await claims.signed(secret: inAppSecret.bytes))
         default: preconditionFailure("no example \(example)")
         }
@@ -106,7 +119,9 @@ private struct ClaimsWithoutDevice: JWTPayload {
         let authorization = try await Self.authorization(example)
         try await withGateway { gateway, port in
             let line = try await challenge(port: port, authorization: authorization)
-            #expect(line?.contains(#"Bearer realm="notify", error="invalid_token", error_description=""#) == true, "\(example): \(line ?? "not 401")")
+            #expect(
+                line?.contains(#"Bearer realm="notify", error="invalid_token", error_description=""#) == true,
+                "\(example): \(line ?? "not 401")")
             #expect(line?.contains(#"error_description="\#(reason): "#) == true, "\(example): \(line ?? "not 401")")
             // A real WebSocket client is refused too.
             let token = authorization.map { String($0.drop { $0 != " " }.dropFirst()) } ?? ""
@@ -117,7 +132,8 @@ private struct ClaimsWithoutDevice: JWTPayload {
 
     @Test func plainRequestWithoutATokenAnswers401() async throws {
         try await withGateway { _, port in
-            let answer = try await exchange(port: port, "GET \(InAppGateway.path) HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
+            let answer = try await exchange(
+                port: port, "GET \(InAppGateway.path) HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
             #expect(answer.hasPrefix("HTTP/1.1 401 Unauthorized\r\n"), "\(answer)")
             #expect(answer.lowercased().contains("www-authenticate: bearer realm=\"notify\""))
             #expect(answer.contains("error_description=\"missing: "))
@@ -127,7 +143,9 @@ private struct ClaimsWithoutDevice: JWTPayload {
     @Test func tokensWithAndWithoutKidConnect() async throws {
         try await withGateway { gateway, port in
             let withoutKid = try await connects(gateway, port: port, token: try await inAppToken(device: "d1"))
-            let withKid = try await connects(gateway, port: port, token: try await inAppToken(device: "d2", secret: kidSecret, kid: "k1"), deviceId: "d2")
+            let withKid = try await connects(
+                gateway, port: port, token: try await inAppToken(device: "d2", secret: kidSecret, kid: "k1"),
+                deviceId: "d2")
             #expect(withoutKid && withKid)
         }
     }
@@ -137,8 +155,12 @@ private struct ClaimsWithoutDevice: JWTPayload {
         let now = Date()
         let withinLeeway = [
             InAppTokenClaims(userId: "u1", deviceId: "d1", expires: now.addingTimeInterval(-10)),
-            InAppTokenClaims(userId: "u1", deviceId: "d1", expires: now.addingTimeInterval(600), notBefore: now.addingTimeInterval(10)),
-            InAppTokenClaims(userId: "u1", deviceId: "d1", expires: now.addingTimeInterval(600), issuedAt: now.addingTimeInterval(10)),
+            InAppTokenClaims(
+                userId: "u1", deviceId: "d1", expires: now.addingTimeInterval(600),
+                notBefore: now.addingTimeInterval(10)),
+            InAppTokenClaims(
+                userId: "u1", deviceId: "d1", expires: now.addingTimeInterval(600), issuedAt: now.addingTimeInterval(10)
+            ),
         ]
         for (leeway, accepted) in [(Duration.seconds(30), true), (.zero, false)] {
             try await withGateway(clockLeeway: leeway) { gateway, port in
@@ -148,7 +170,9 @@ private struct ClaimsWithoutDevice: JWTPayload {
                     #expect(connected == accepted, "leeway \(leeway): \(claims)")
                     if !accepted {
                         let line = try await challenge(port: port, authorization: "Bearer " + token)
-                        #expect(line?.contains("expired: ") == true || line?.contains("not yet valid: ") == true, "\(line ?? "not 401")")
+                        #expect(
+                            line?.contains("expired: ") == true || line?.contains("not yet valid: ") == true,
+                            "\(line ?? "not 401")")
                     }
                 }
             }
@@ -160,7 +184,9 @@ private struct ClaimsWithoutDevice: JWTPayload {
 func waitUntilConnected(_ gateway: InAppGateway, deviceId: String) async throws {
     let deadline = ContinuousClock.now + .seconds(10)
     while !gateway.isConnected(userId: "u1", deviceId: deviceId) {
-        guard ContinuousClock.now < deadline else { throw SinkConfigurationError("\(deviceId) did not connect within 10 s") }
+        guard ContinuousClock.now < deadline else {
+            throw SinkConfigurationError("\(deviceId) did not connect within 10 s")
+        }
         try await Task.sleep(for: .milliseconds(10))
     }
 }

@@ -27,8 +27,8 @@ final class TestDevice: Sendable {
                 group.addTask {
                     for try await message in inbound.messages(maxSize: 1 << 20) {
                         guard case .text(let text) = message,
-                              let object = (try? JSONSerialization.jsonObject(with: Data(text.utf8))) as? [String: Any],
-                              let id = object["id"] as? String
+                            let object = (try? JSONSerialization.jsonObject(with: Data(text.utf8))) as? [String: Any],
+                            let id = object["id"] as? String
                         else { continue }
                         self.received.withLock { $0.append(id) }
                         if self.acknowledges { try await outbound.write(.text("{\"ack\":\"\(id)\"}")) }
@@ -48,9 +48,11 @@ final class TestDevice: Sendable {
 
 /// A token for `user`'s `device`, HS256 with `secret`, naming `kid` (none if `nil`).
 func inAppToken(
-    user: String = "u1", device: String = "d1", expiresIn: TimeInterval = 600, secret: [UInt8] = inAppSecret.bytes, kid: String? = nil
+    user: String = "u1", device: String = "d1", expiresIn: TimeInterval = 600, secret: [UInt8] = inAppSecret.bytes,
+    kid: String? = nil
 ) async throws -> String {
-    try await InAppTokenClaims(userId: user, deviceId: device, expires: Date().addingTimeInterval(expiresIn)).signed(secret: secret, kid: kid)
+    try await InAppTokenClaims(userId: user, deviceId: device, expires: Date().addingTimeInterval(expiresIn)).signed(
+        secret: secret, kid: kid)
 }
 
 /// The tests' in-app secret without kid (HS256 wants at least 32 bytes).
@@ -113,7 +115,9 @@ let inAppSecret = Secret(bytes: Array("in-app shared secret, 32 bytes or more".u
 
     @Test func slowAcknowledgerMakesTheCommandUndeliverableLocally() async throws {
         let device = TestDevice(acknowledges: false)
-        try await withConnectedDevice(device, token: try await token(user: "u1", device: "d1"), ackTimeout: .milliseconds(200)) { sink in
+        try await withConnectedDevice(
+            device, token: try await token(user: "u1", device: "d1"), ackTimeout: .milliseconds(200)
+        ) { sink in
             let result = await sink.deliver(delivery(makeCommand(id: "c1", path: .local)))
             #expect(result == .undeliverableLocal(reason: "ack-timeout"))
             // It was sent before the wait for the acknowledgement ran out; a busy machine may read it later.

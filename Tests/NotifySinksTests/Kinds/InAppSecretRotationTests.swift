@@ -46,8 +46,12 @@ import Testing
                 }
                 group.addTask { try await newClient.run(port: port, token: newToken) }
                 try await waitUntilConnected(gateway, deviceId: "new")
-                #expect(await sink.deliver(delivery(makeCommand(id: "c1", userId: "u1", deviceId: "old", path: .local))) == .delivered)
-                #expect(await sink.deliver(delivery(makeCommand(id: "c2", userId: "u1", deviceId: "new", path: .local))) == .delivered)
+                #expect(
+                    await sink.deliver(delivery(makeCommand(id: "c1", userId: "u1", deviceId: "old", path: .local)))
+                        == .delivered)
+                #expect(
+                    await sink.deliver(delivery(makeCommand(id: "c2", userId: "u1", deviceId: "new", path: .local)))
+                        == .delivered)
 
                 // The old secret retired: a token of its kid is refused as unknown; the open connections stay.
                 try FileManager.default.removeItem(atPath: oldFile)
@@ -58,8 +62,12 @@ import Testing
                 }
                 let afterRemoving = try await challenge(port: port, authorization: "Bearer " + oldKidProbe)
                 #expect(afterRemoving?.contains("unknown kid: ") == true, "\(afterRemoving ?? "not 401")")
-                #expect(await sink.deliver(delivery(makeCommand(id: "c3", userId: "u1", deviceId: "old", path: .local))) == .delivered)
-                #expect(await sink.deliver(delivery(makeCommand(id: "c4", userId: "u1", deviceId: "new", path: .local))) == .delivered)
+                #expect(
+                    await sink.deliver(delivery(makeCommand(id: "c3", userId: "u1", deviceId: "old", path: .local)))
+                        == .delivered)
+                #expect(
+                    await sink.deliver(delivery(makeCommand(id: "c4", userId: "u1", deviceId: "new", path: .local)))
+                        == .delivered)
                 oldClient.stop()
                 newClient.stop()
                 try await group.waitForAll()

@@ -7,7 +7,9 @@ import Testing
 @Suite struct WebhookSinkTests {
     let secret = Array("webhook secret".utf8)
 
-    func sink(port: Int, authority: TestCertificateAuthority, secrets: [[UInt8]]? = nil, legacySignature: Bool = false) throws -> WebhookSink {
+    func sink(port: Int, authority: TestCertificateAuthority, secrets: [[UInt8]]? = nil, legacySignature: Bool = false)
+        throws -> WebhookSink
+    {
         try WebhookSink(
             url: "https://127.0.0.1:\(port)\(WebhookReceiver.path)",
             secrets: try (secrets ?? [secret]).map { try WebhookSecret(Secret(bytes: $0, origin: "test")) },
@@ -65,7 +67,9 @@ import Testing
             receiver.ledger.script("c1", [.error(status: 503, reason: "", retryAfterSeconds: 3)])
             try await receiver.serve(tls: authority, logger: testLogger) { port in
                 try await using(try sink(port: port, authority: authority)) { sink in
-                    #expect(await sink.deliver(delivery(makeCommand(id: "c1"))) == .retryable(reason: "HTTP 503", retryAfter: .seconds(3)))
+                    #expect(
+                        await sink.deliver(delivery(makeCommand(id: "c1")))
+                            == .retryable(reason: "HTTP 503", retryAfter: .seconds(3)))
                     #expect(await sink.deliver(delivery(makeCommand(id: "c1"))) == .delivered)
                 }
             }
@@ -74,14 +78,27 @@ import Testing
 
     /// The test vector of the Standard Webhooks reference libraries (libraries/go/webhook_test.go, TestWebhookSign).
     @Test func reproducesTheStandardWebhooksTestVector() throws {
-        let secret = try WebhookSecret(Secret(bytes: Array("whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw".utf8), origin: "test"))
+        let secret = try WebhookSecret(
+            Secret(bytes: Array("whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw".utf8), origin: "test"))
         let payload = Array(#"{"test": 2432232314}"#.utf8)
-        let signature = StandardWebhookSignature.sign(id: "msg_p5jXN8AQM9LWM0D4loKWxJek", timestamp: "1614265330", body: payload, secrets: [secret])
+        let signature = StandardWebhookSignature.sign(
+            id: "msg_p5jXN8AQM9LWM0D4loKWxJek", timestamp: "1614265330", body: payload, secrets: [secret])
         #expect(signature == "v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE=")
-        #expect(StandardWebhookSignature.verify(signature, id: "msg_p5jXN8AQM9LWM0D4loKWxJek", timestamp: "1614265330", body: payload, keys: [secret.key]))
-        #expect(!StandardWebhookSignature.verify(signature, id: "msg_p5jXN8AQM9LWM0D4loKWxJek", timestamp: "1614265331", body: payload, keys: [secret.key]))
-        #expect(!StandardWebhookSignature.verify(signature, id: "msg_other", timestamp: "1614265330", body: payload, keys: [secret.key]))
-        #expect(!StandardWebhookSignature.verify(signature, id: "msg_p5jXN8AQM9LWM0D4loKWxJek", timestamp: "1614265330", body: payload + [0x20], keys: [secret.key]))
+        #expect(
+            StandardWebhookSignature.verify(
+                signature, id: "msg_p5jXN8AQM9LWM0D4loKWxJek", timestamp: "1614265330", body: payload,
+                keys: [secret.key]))
+        #expect(
+            !StandardWebhookSignature.verify(
+                signature, id: "msg_p5jXN8AQM9LWM0D4loKWxJek", timestamp: "1614265331", body: payload,
+                keys: [secret.key]))
+        #expect(
+            !StandardWebhookSignature.verify(
+                signature, id: "msg_other", timestamp: "1614265330", body: payload, keys: [secret.key]))
+        #expect(
+            !StandardWebhookSignature.verify(
+                signature, id: "msg_p5jXN8AQM9LWM0D4loKWxJek", timestamp: "1614265330", body: payload + [0x20],
+                keys: [secret.key]))
     }
 
     @Test func twoSecretsSignTwiceAndEitherReceiverVerifies() async throws {
@@ -96,13 +113,18 @@ import Testing
                         let command = makeCommand(id: "c1")
                         #expect(await sink.deliver(delivery(command)) == .delivered)
                         let headers = try #require(receiver.ledger.received.first?.headers)
-                        let signatures = try #require(headers["webhook-signature"]).split(separator: " ").map(String.init)
+                        let signatures = try #require(headers["webhook-signature"]).split(separator: " ").map(
+                            String.init)
                         #expect(signatures.count == 2)
                         let timestamp = try #require(headers["webhook-timestamp"])
                         for (signature, key) in zip(signatures, [currentKey, previous]) {
-                            #expect(StandardWebhookSignature.verify(signature, id: "c1", timestamp: timestamp, body: json(command), keys: [key]))
+                            #expect(
+                                StandardWebhookSignature.verify(
+                                    signature, id: "c1", timestamp: timestamp, body: json(command), keys: [key]))
                         }
-                        #expect(!StandardWebhookSignature.verify(signatures[0], id: "c1", timestamp: timestamp, body: json(command), keys: [previous]))
+                        #expect(
+                            !StandardWebhookSignature.verify(
+                                signatures[0], id: "c1", timestamp: timestamp, body: json(command), keys: [previous]))
                     }
                 }
             }
@@ -125,7 +147,9 @@ import Testing
                     }
                     #expect(legacy == ["x-notify-command-id", "x-notify-signature", "x-notify-timestamp"])
                     let timestamp = try #require(headers["x-notify-timestamp"])
-                    #expect(headers["x-notify-signature"] == LegacyWebhookSignature.sign(secret: secret, timestamp: timestamp, body: json(command)))
+                    #expect(
+                        headers["x-notify-signature"]
+                            == LegacyWebhookSignature.sign(secret: secret, timestamp: timestamp, body: json(command)))
                     #expect(headers["x-notify-command-id"] == "c1")
                 }
             }
@@ -134,17 +158,22 @@ import Testing
 
     @Test func secretsComeFromTheFileAndTheDirectoryWithoutShowingThem() throws {
         let file = try temporaryFile("secret", contents: Array("raw secret\n".utf8))
-        let directory = (try temporaryFile("b", contents: Array("whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw\n".utf8)) as NSString).deletingLastPathComponent
+        let directory =
+            (try temporaryFile("b", contents: Array("whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw\n".utf8)) as NSString)
+            .deletingLastPathComponent
         defer {
             try? FileManager.default.removeItem(atPath: (file as NSString).deletingLastPathComponent)
             try? FileManager.default.removeItem(atPath: directory)
         }
         try Array("another raw secret".utf8).write(to: directory + "/a")
         try Array("skipped".utf8).write(to: directory + "/..data")
-        let secrets = try WebhookSecret.load(file: file, environmentVariable: "NOTIFY_TEST_UNSET_WEBHOOK_SECRET", directory: directory)
-        #expect(secrets.map(\.key) == [
-            Array("raw secret".utf8), Array("another raw secret".utf8), [UInt8](Data(base64Encoded: "MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw")!),
-        ])
+        let secrets = try WebhookSecret.load(
+            file: file, environmentVariable: "NOTIFY_TEST_UNSET_WEBHOOK_SECRET", directory: directory)
+        #expect(
+            secrets.map(\.key) == [
+                Array("raw secret".utf8), Array("another raw secret".utf8),
+                [UInt8](Data(base64Encoded: "MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw")!),
+            ])
         #expect(!"\(secrets)".contains("raw secret") && !"\(secrets)".contains("MfKQ9r8"))
         #expect(throws: SinkConfigurationError.self) {
             try WebhookSecret(Secret(bytes: Array("whsec_not base64!".utf8), origin: "test"))

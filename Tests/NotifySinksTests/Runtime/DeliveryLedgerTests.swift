@@ -1,13 +1,17 @@
 import Foundation
 import NotifyCore
-@testable import NotifySinks
 import Testing
+
+@testable import NotifySinks
 
 @Suite struct DeliveryLedgerTests {
     let now = Date(timeIntervalSince1970: 1_795_000_000)
 
-    func entry(_ id: String, _ kind: NotificationOutcome.Kind = .delivered, secondsAgo: TimeInterval, token: String? = nil) -> LedgerEntry {
-        LedgerEntry(commandId: id, outcome: kind, at: Timestamps.format(now.addingTimeInterval(-secondsAgo)), token: token)
+    func entry(
+        _ id: String, _ kind: NotificationOutcome.Kind = .delivered, secondsAgo: TimeInterval, token: String? = nil
+    ) -> LedgerEntry {
+        LedgerEntry(
+            commandId: id, outcome: kind, at: Timestamps.format(now.addingTimeInterval(-secondsAgo)), token: token)
     }
 
     @Test func entriesOlderThanTheLongestTTLAreForgottenAndNewerOnesKept() {
@@ -27,7 +31,9 @@ import Testing
     /// last pruning kept), what is past the retention is gone and what is within it stays.
     @Test func outcomesTakenInPruneTheLedgerByThemselves() {
         let ledger = DeliveryLedger(kind: "apns", retention: 60)
-        ledger.record(LedgerEntry(commandId: "expired", outcome: .delivered, at: Timestamps.format(Date().addingTimeInterval(-3_600))))
+        ledger.record(
+            LedgerEntry(
+                commandId: "expired", outcome: .delivered, at: Timestamps.format(Date().addingTimeInterval(-3_600))))
         for index in 0..<9_998 {
             ledger.record(LedgerEntry(commandId: "c\(index)", outcome: .delivered, at: Timestamps.format(Date())))
         }

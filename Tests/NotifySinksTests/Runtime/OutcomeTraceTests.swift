@@ -1,10 +1,10 @@
 import Foundation
-import NotifyKafka
 import NotifyCore
+import NotifyKafka
 import NotifyPipeline
+import NotifyRecords
 import NotifySinks
 import Testing
-import NotifyRecords
 
 @Suite(.serialized) struct OutcomeTraceTests {
     /// An outcome continues the trace of the command it reports on; the observer hears about it.
@@ -13,9 +13,10 @@ import NotifyRecords
         try await withSinkTopics { broker in
             let command = makeCommand(id: "traced", userId: "u1", deviceId: "d1", token: "00aa")
             let producer = try KafkaProducer(configuration: kafkaConfiguration(broker), logger: testLogger)
-            _ = try await producer.send(OutgoingRecord(
-                topic: "notify.commands", key: Array("u1".utf8), value: json(command),
-                headers: [KafkaHeader(name: "traceparent", string: incoming)]))
+            _ = try await producer.send(
+                OutgoingRecord(
+                    topic: "notify.commands", key: Array("u1".utf8), value: json(command),
+                    headers: [KafkaHeader(name: "traceparent", string: incoming)]))
             await producer.close()
             let file = FileManager.default.temporaryDirectory.appendingPathComponent("trace-\(UUID().uuidString).jsonl")
             defer { try? FileManager.default.removeItem(at: file) }

@@ -1,6 +1,7 @@
 import Foundation
-@testable import NotifySinks
 import Testing
+
+@testable import NotifySinks
 
 @Suite struct RetryPolicyTests {
     let policy = RetryPolicy(maxAttempts: 6, initialDelay: .milliseconds(100), maxDelay: .seconds(1), multiplier: 2)

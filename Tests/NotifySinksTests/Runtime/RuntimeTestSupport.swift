@@ -1,6 +1,6 @@
 import Foundation
-import NotifyKafka
 import NotifyCore
+import NotifyKafka
 import NotifySinks
 import Testing
 
@@ -19,10 +19,16 @@ func kafkaConfiguration(_ broker: EmbeddedBroker) -> KafkaClientConfiguration {
 }
 
 /// Writes `commands` (and any `raw` values) to notify.commands, keyed by user id.
-func produceCommands(_ commands: [NotificationCommand], raw: [(key: String, value: String)] = [], to broker: EmbeddedBroker) async throws {
+func produceCommands(
+    _ commands: [NotificationCommand], raw: [(key: String, value: String)] = [], to broker: EmbeddedBroker
+) async throws {
     let producer = try KafkaProducer(configuration: kafkaConfiguration(broker), logger: testLogger)
-    var records = commands.map { OutgoingRecord(topic: "notify.commands", key: Array($0.recipient.userId.utf8), value: json($0)) }
-    records += raw.map { OutgoingRecord(topic: "notify.commands", key: Array($0.key.utf8), value: Array($0.value.utf8)) }
+    var records = commands.map {
+        OutgoingRecord(topic: "notify.commands", key: Array($0.recipient.userId.utf8), value: json($0))
+    }
+    records += raw.map {
+        OutgoingRecord(topic: "notify.commands", key: Array($0.key.utf8), value: Array($0.value.utf8))
+    }
     _ = try await producer.send(records)
     await producer.close()
 }
@@ -31,9 +37,11 @@ func produceCommands(_ commands: [NotificationCommand], raw: [(key: String, valu
 func produceOutcomes(_ outcomes: [NotificationOutcome], to broker: EmbeddedBroker) async throws {
     let producer = try KafkaProducer(configuration: kafkaConfiguration(broker), logger: testLogger)
     let encoder = JSONEncoder()
-    _ = try await producer.send(outcomes.map {
-        OutgoingRecord(topic: "notify.outcomes", key: Array($0.recipient.userId.utf8), value: Array(try! encoder.encode($0)))
-    })
+    _ = try await producer.send(
+        outcomes.map {
+            OutgoingRecord(
+                topic: "notify.outcomes", key: Array($0.recipient.userId.utf8), value: Array(try! encoder.encode($0)))
+        })
     await producer.close()
 }
 
@@ -48,7 +56,8 @@ func readTopic(_ topic: String, on broker: EmbeddedBroker) async throws -> [Kafk
     let expected = highs.values.reduce(0, +)
     guard expected > 0 else { return [] }
     let consumer = try KafkaConsumer(
-        configuration: KafkaConsumerConfiguration(client: kafkaConfiguration(broker), groupId: "reader-\(UUID().uuidString)"),
+        configuration: KafkaConsumerConfiguration(
+            client: kafkaConfiguration(broker), groupId: "reader-\(UUID().uuidString)"),
         logger: testLogger)
     var assignment: [TopicPartition: KafkaOffset] = [:]
     for partition in 0..<partitions { assignment[TopicPartition(topic: topic, partition: partition)] = .beginning }
@@ -95,7 +104,9 @@ func readOutcomes(on broker: EmbeddedBroker) async throws -> [NotificationOutcom
 
 /// Every record on notify.outcomes, `attempting` ones included, decoded.
 func readOutcomeRecords(on broker: EmbeddedBroker) async throws -> [NotificationOutcome] {
-    try await readTopic("notify.outcomes", on: broker).map { try JSONDecoder().decode(NotificationOutcome.self, from: Data($0.value)) }
+    try await readTopic("notify.outcomes", on: broker).map {
+        try JSONDecoder().decode(NotificationOutcome.self, from: Data($0.value))
+    }
 }
 
 /// Polls `condition` until it holds or `timeout` passes; returns whether it held.
@@ -110,7 +121,8 @@ func eventually(timeout: Duration = .seconds(30), _ condition: () async throws -
 
 /// Waits for `condition`; records an issue if it does not come true within `timeout`.
 func waitUntil(
-    timeout: Duration = .seconds(30), sourceLocation: SourceLocation = #_sourceLocation, _ condition: () async throws -> Bool
+    timeout: Duration = .seconds(30), sourceLocation: SourceLocation = #_sourceLocation,
+    _ condition: () async throws -> Bool
 ) async throws {
     if try await !eventually(timeout: timeout, condition) {
         Issue.record("timed out waiting", sourceLocation: sourceLocation)
@@ -134,10 +146,15 @@ func withRunningSink<T: Sendable>(_ runtime: SinkRuntime, _ body: () async throw
     }
 }
 
-func sinkRuntime(_ sink: any NotificationSink, broker: EmbeddedBroker, retry: RetryPolicy = RetryPolicy(initialDelay: .milliseconds(50)))
+func sinkRuntime(
+    _ sink: any NotificationSink, broker: EmbeddedBroker,
+    retry: RetryPolicy = RetryPolicy(initialDelay: .milliseconds(50))
+)
     -> SinkRuntime
 {
-    SinkRuntime(sink: sink, configuration: SinkRuntimeConfiguration(kafka: kafkaConfiguration(broker), retry: retry), logger: testLogger)
+    SinkRuntime(
+        sink: sink, configuration: SinkRuntimeConfiguration(kafka: kafkaConfiguration(broker), retry: retry),
+        logger: testLogger)
 }
 
 extension KafkaRecord {

@@ -1,15 +1,15 @@
 import Crypto
 import Foundation
 import HummingbirdWSClient
-import NotifyKafka
 import NotifyCore
+import NotifyKafka
 import NotifySinkStandIns
 import NotifySinks
 import Testing
 import _CryptoExtras
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 extension SinkRuntimeTests {
@@ -35,8 +35,9 @@ extension SinkRuntimeTests {
         func expectNoSecrets(
             _ secrets: [String], in output: String, sourceLocation: SourceLocation = #_sourceLocation
         ) {
-            #expect(output.contains(" trace ") || output.contains(" debug "), "not a trace-level log",
-                    sourceLocation: sourceLocation)
+            #expect(
+                output.contains(" trace ") || output.contains(" debug "), "not a trace-level log",
+                sourceLocation: sourceLocation)
             for secret in secrets where !secret.isEmpty {
                 let lines = output.split(separator: "\n").filter { $0.contains(secret) }
                 #expect(lines.isEmpty, "a secret is logged: \(lines.prefix(3))", sourceLocation: sourceLocation)

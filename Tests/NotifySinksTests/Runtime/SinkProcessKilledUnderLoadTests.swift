@@ -1,12 +1,12 @@
 import Foundation
-import NotifyKafka
 import NotifyCore
+import NotifyKafka
 import NotifySinkStandIns
 import NotifySinks
 import Testing
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 extension SinkRuntimeTests.SinkProcessRestartTests {
@@ -25,15 +25,18 @@ extension SinkRuntimeTests.SinkProcessRestartTests {
         let perDevice = 10
         let commands = (1...devices).flatMap { deviceCommands($0, count: perDevice) }
         for device in 1...devices {
-            apns.ledger.script(String(format: "%04x", device), Array(repeating: .acceptThenHold(.milliseconds(300)), count: perDevice))
+            apns.ledger.script(
+                String(format: "%04x", device), Array(repeating: .acceptThenHold(.milliseconds(300)), count: perDevice))
         }
         try await withCertificateAuthority { authority in
             try await apns.serve(tls: authority, logger: testLogger) { port in
                 try await withSinkTopics { broker in
                     try await produceCommands(commands, to: broker)
                     let arguments = [
-                        "--kind", "apns", "--bootstrap", broker.bootstrapServers, "--endpoint", "https://127.0.0.1:\(port)",
-                        "--key-file", keyFile, "--key-id", fixture.keyId, "--team-id", fixture.teamId, "--ca-file", authority.caFile,
+                        "--kind", "apns", "--bootstrap", broker.bootstrapServers, "--endpoint",
+                        "https://127.0.0.1:\(port)",
+                        "--key-file", keyFile, "--key-id", fixture.keyId, "--team-id", fixture.teamId, "--ca-file",
+                        authority.caFile,
                     ]
                     var acceptedAtKills: [Int] = []
                     for threshold in [40, 140, 240] {
@@ -50,7 +53,8 @@ extension SinkRuntimeTests.SinkProcessRestartTests {
                         #expect(await last.stop(with: SIGTERM) == 0)
                     }
 
-                    let copies = Dictionary(grouping: apns.ledger.received, by: { $0.headers["apns-collapse-id"] ?? "" })
+                    let copies = Dictionary(
+                        grouping: apns.ledger.received, by: { $0.headers["apns-collapse-id"] ?? "" })
                     #expect(copies[""] == nil, "every notification carries a replacement key")
                     #expect(Set(copies.keys) == Set(commands.map(\.id)), "no command lost")
                     let outcomes = try await readOutcomes(on: broker)
@@ -58,10 +62,14 @@ extension SinkRuntimeTests.SinkProcessRestartTests {
                     #expect(Set(delivered.keys) == Set(commands.map(\.id)))
                     let twice = copies.filter { $0.value.count > 1 }.map(\.key).sorted()
                     for id in twice {
-                        #expect(delivered[id]?.contains { $0.reason == "replacement" } == true, "\(id) reached its device twice, not as a replacement")
+                        #expect(
+                            delivered[id]?.contains { $0.reason == "replacement" } == true,
+                            "\(id) reached its device twice, not as a replacement")
                     }
                     let replacements = outcomes.filter { $0.reason == "replacement" }.count
-                    print("killed at \(acceptedAtKills) accepted notifications; \(apns.ledger.count) accepted for \(commands.count) commands; \(twice.count) on a device twice, each as a replacement; \(replacements) replacements reported")
+                    print(
+                        "killed at \(acceptedAtKills) accepted notifications; \(apns.ledger.count) accepted for \(commands.count) commands; \(twice.count) on a device twice, each as a replacement; \(replacements) replacements reported"
+                    )
                     #expect(!twice.isEmpty, "the kills should have left commands delivered but not reported")
                 }
             }

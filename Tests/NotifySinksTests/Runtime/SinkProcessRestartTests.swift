@@ -1,12 +1,12 @@
 import Foundation
-import NotifyKafka
 import NotifyCore
+import NotifyKafka
 import NotifySinkStandIns
 import NotifySinks
 import Testing
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A `notify sink` process started by a test, killed by its PID (never by name).
@@ -15,7 +15,8 @@ final class SinkProcess: Sendable {
     let log: String
 
     init(arguments: [String]) throws {
-        let executable = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("notify")
+        let executable = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+            .appendingPathComponent("notify")
         guard FileManager.default.isExecutableFile(atPath: executable.path) else {
             throw SinkConfigurationError("the notify executable is not built next to the tests (\(executable.path))")
         }
@@ -76,11 +77,13 @@ extension SinkRuntimeTests {
                         let commands = (1...8).flatMap { deviceCommands($0, count: 5) }
                         try await produceCommands(commands, to: broker)
                         let arguments = [
-                            "--kind", "webhook", "--bootstrap", broker.bootstrapServers, "--url", "https://127.0.0.1:\(port)\(WebhookReceiver.path)",
+                            "--kind", "webhook", "--bootstrap", broker.bootstrapServers, "--url",
+                            "https://127.0.0.1:\(port)\(WebhookReceiver.path)",
                             "--secret-file", secretFile, "--ca-file", authority.caFile,
                         ]
                         // One attempt at a time: everything before the stalled request is reported.
-                        let acceptedBeforeKill = try await withSinkProcess(arguments + ["--max-in-flight", "1"]) { first in
+                        let acceptedBeforeKill = try await withSinkProcess(arguments + ["--max-in-flight", "1"]) {
+                            first in
                             try await waitUntil(timeout: .seconds(60)) { receiver.ledger.arrivals(of: "d3-2") == 1 }
                             let accepted = receiver.ledger.count
                             await first.stop(with: SIGKILL)
@@ -98,7 +101,8 @@ extension SinkRuntimeTests {
                         #expect(Set(accepted) == Set(commands.map(\.id)))
                         #expect(receiver.ledger.arrivals(of: "d3-2") == 2)
                         for device in 1...8 {
-                            #expect(accepted.filter { $0.hasPrefix("d\(device)-") } == (0..<5).map { "d\(device)-\($0)" })
+                            #expect(
+                                accepted.filter { $0.hasPrefix("d\(device)-") } == (0..<5).map { "d\(device)-\($0)" })
                         }
                         let outcomes = try await readOutcomes(on: broker)
                         #expect(outcomes.count == commands.count)

@@ -1,6 +1,6 @@
 import Foundation
-import NotifyKafka
 import NotifyCore
+import NotifyKafka
 import NotifySinkStandIns
 import NotifySinks
 import Testing
@@ -9,7 +9,7 @@ import Testing
 func acceptedIds(_ apns: APNsStandIn) -> [String] {
     apns.ledger.received.compactMap { notification in
         guard let payload = try? JSONDecoder().decode(JSONValue.self, from: Data(notification.payload)),
-              let body = payload["aps"]?["alert"]?["body"]?.stringValue
+            let body = payload["aps"]?["alert"]?["body"]?.stringValue
         else { return nil }
         return String(body.dropFirst("hello ".count))
     }
@@ -18,7 +18,9 @@ func acceptedIds(_ apns: APNsStandIn) -> [String] {
 /// A device's commands: ids `<device>-<n>`, token = the device's hex token.
 func deviceCommands(_ device: Int, count: Int, user: Int? = nil) -> [NotificationCommand] {
     (0..<count).map { index in
-        makeCommand(id: "d\(device)-\(index)", userId: "u\(user ?? device)", deviceId: "d\(device)", token: String(format: "%04x", device))
+        makeCommand(
+            id: "d\(device)-\(index)", userId: "u\(user ?? device)", deviceId: "d\(device)",
+            token: String(format: "%04x", device))
     }
 }
 
@@ -27,7 +29,9 @@ func deviceCommands(_ device: Int, count: Int, user: Int? = nil) -> [Notificatio
 
     /// Runs `body` with an APNs stand-in and a broker; `body` makes a fresh APNs sink for each
     /// runtime it starts (a runtime shuts its sink down when it ends).
-    func withAPNs(_ apns: APNsStandIn, _ body: (EmbeddedBroker, () throws -> APNsSink) async throws -> Void) async throws {
+    func withAPNs(_ apns: APNsStandIn, _ body: (EmbeddedBroker, () throws -> APNsSink) async throws -> Void)
+        async throws
+    {
         try await withCertificateAuthority { authority in
             try await apns.serve(tls: authority, logger: testLogger) { port in
                 try await withSinkTopics { broker in
@@ -48,7 +52,8 @@ func deviceCommands(_ device: Int, count: Int, user: Int? = nil) -> [Notificatio
             let refused = makeCommand(id: "refused", userId: "u7", deviceId: "d7", token: "bad0")
             let forFCM = makeCommand(id: "fcm", userId: "u6", deviceId: "d6", provider: .fcm)
             try await produceCommands(
-                regular + [expired, unregistered, refused, forFCM], raw: [(key: "u5", value: "not a command")], to: broker)
+                regular + [expired, unregistered, refused, forFCM], raw: [(key: "u5", value: "not a command")],
+                to: broker)
 
             try await withRunningSink(sinkRuntime(try makeSink(), broker: broker)) {
                 try await waitUntil { try await readOutcomes(on: broker).count >= regular.count + 3 }
@@ -115,7 +120,8 @@ func deviceCommands(_ device: Int, count: Int, user: Int? = nil) -> [Notificatio
         apns.ledger.script("0001", Array(repeating: .error(status: 500, reason: "InternalServerError"), count: 3))
         try await withAPNs(apns) { broker, makeSink in
             try await produceCommands(deviceCommands(1, count: 1), to: broker)
-            let runtime = sinkRuntime(try makeSink(), broker: broker, retry: RetryPolicy(maxAttempts: 3, initialDelay: .milliseconds(20)))
+            let runtime = sinkRuntime(
+                try makeSink(), broker: broker, retry: RetryPolicy(maxAttempts: 3, initialDelay: .milliseconds(20)))
             try await withRunningSink(runtime) {
                 try await waitUntil { try await readOutcomes(on: broker).count == 1 }
             }
@@ -134,20 +140,24 @@ func deviceCommands(_ device: Int, count: Int, user: Int? = nil) -> [Notificatio
         try await withAPNs(apns) { broker, makeSink in
             let done = makeCommand(id: "done", userId: "u1", deviceId: "d1", token: "0001")
             let fresh = makeCommand(id: "fresh", userId: "u1", deviceId: "d1", token: "0001")
-            let stale = makeCommand(id: "stale", userId: "u2", deviceId: "d2", token: "0bad", at: Date().addingTimeInterval(-60))
+            let stale = makeCommand(
+                id: "stale", userId: "u2", deviceId: "d2", token: "0bad", at: Date().addingTimeInterval(-60))
             let now = Date().formatted(.iso8601)
-            try await produceOutcomes([
-                NotificationOutcome(
-                    id: "done:delivered", at: now, commandId: "done", sink: "apns", recipient: done.recipient,
-                    conversationId: "c1", messageId: "m-done", outcome: .delivered),
-                NotificationOutcome(
-                    id: "other:token-invalid", at: now, commandId: "other", sink: "apns", recipient: stale.recipient,
-                    conversationId: "c1", messageId: "m-other", outcome: .tokenInvalid, reason: "Unregistered", token: "0bad"),
-                // Another kind's outcome for the same id does not count for apns.
-                NotificationOutcome(
-                    id: "fresh:delivered", at: now, commandId: "fresh", sink: "webhook", recipient: fresh.recipient,
-                    conversationId: "c1", messageId: "m-fresh", outcome: .delivered),
-            ], to: broker)
+            try await produceOutcomes(
+                [
+                    NotificationOutcome(
+                        id: "done:delivered", at: now, commandId: "done", sink: "apns", recipient: done.recipient,
+                        conversationId: "c1", messageId: "m-done", outcome: .delivered),
+                    NotificationOutcome(
+                        id: "other:token-invalid", at: now, commandId: "other", sink: "apns",
+                        recipient: stale.recipient,
+                        conversationId: "c1", messageId: "m-other", outcome: .tokenInvalid, reason: "Unregistered",
+                        token: "0bad"),
+                    // Another kind's outcome for the same id does not count for apns.
+                    NotificationOutcome(
+                        id: "fresh:delivered", at: now, commandId: "fresh", sink: "webhook", recipient: fresh.recipient,
+                        conversationId: "c1", messageId: "m-fresh", outcome: .delivered),
+                ], to: broker)
             try await produceCommands([done, fresh, stale], to: broker)
             try await withRunningSink(sinkRuntime(try makeSink(), broker: broker)) {
                 try await waitUntil { try await readOutcomes(on: broker).count >= 5 }
@@ -164,7 +174,9 @@ func deviceCommands(_ device: Int, count: Int, user: Int? = nil) -> [Notificatio
 
     @Test func stoppedMidStreamAndRestartedDeliversEveryCommandOnce() async throws {
         let apns = fixture.standIn()
-        for device in 1...30 { apns.ledger.script(String(format: "%04x", device), Array(repeating: .slow(.milliseconds(5)), count: 10)) }
+        for device in 1...30 {
+            apns.ledger.script(String(format: "%04x", device), Array(repeating: .slow(.milliseconds(5)), count: 10))
+        }
         try await withAPNs(apns) { broker, makeSink in
             let commands = (1...30).flatMap { deviceCommands($0, count: 10) }
             try await produceCommands(commands, to: broker)
@@ -199,7 +211,9 @@ extension SinkRuntimeTests {
             let device = TestDevice()
             let token = try await inAppToken()
             try await withSinkTopics { broker in
-                let connected = (0..<3).map { makeCommand(id: "here-\($0)", userId: "u1", deviceId: "d1", path: .local) }
+                let connected = (0..<3).map {
+                    makeCommand(id: "here-\($0)", userId: "u1", deviceId: "d1", path: .local)
+                }
                 let away = makeCommand(id: "away", userId: "u2", deviceId: "d2", path: .local)
                 let push = makeCommand(id: "push", userId: "u1", deviceId: "d1")
                 try await gateway.serve(host: "127.0.0.1", port: 0) { port in

@@ -28,7 +28,10 @@ import Testing
 
     @Test func providerTokenRefusesAKeyThatIsNotP256() {
         #expect(throws: SinkConfigurationError.self) {
-            try APNsProviderToken(p8: Secret(bytes: Array("-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----".utf8), origin: "test"), keyId: "K", teamId: "T")
+            try APNsProviderToken(
+                p8: Secret(
+                    bytes: Array("-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----".utf8), origin: "test"),
+                keyId: "K", teamId: "T")
         }
     }
 }

@@ -1,6 +1,7 @@
 import Foundation
-@testable import NotifySinks
 import Testing
+
+@testable import NotifySinks
 
 @Suite struct TimestampsTests {
     @Test(arguments: [

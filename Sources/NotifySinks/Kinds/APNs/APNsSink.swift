@@ -25,7 +25,9 @@ public final class APNsSink: NotificationSink {
 
     /// - Parameter endpoint: `https://api.push.apple.com`, `https://api.sandbox.push.apple.com`, or a stand-in.
     public init(endpoint: String, providerToken: APNsProviderToken, transport: HTTPTransportConfiguration) throws {
-        guard let url = URL(string: endpoint), url.scheme == "https", let host = url.host, url.path.isEmpty || url.path == "/" else {
+        guard let url = URL(string: endpoint), url.scheme == "https", let host = url.host,
+            url.path.isEmpty || url.path == "/"
+        else {
             throw SinkConfigurationError("the APNs endpoint must be https://HOST[:PORT], not \(endpoint)")
         }
         self.providerToken = providerToken
@@ -85,9 +87,11 @@ public final class APNsSink: NotificationSink {
         headers.add(name: "content-type", value: "application/json")
         for (name, value) in rendering.headers {
             // HTTP/2 field names are lowercase; the renderer already writes them so.
-            headers.add(name: name.utf8.contains(where: { (65...90).contains($0) }) ? name.lowercased() : name, value: value)
+            headers.add(
+                name: name.utf8.contains(where: { (65...90).contains($0) }) ? name.lowercased() : name, value: value)
         }
-        let request = HTTP2Request(method: "POST", path: "/3/device/" + rendering.token, headers: headers, body: ByteBuffer(bytes: payload))
+        let request = HTTP2Request(
+            method: "POST", path: "/3/device/" + rendering.token, headers: headers, body: ByteBuffer(bytes: payload))
         let response: HTTP2Response
         do {
             response = try await client.send(request)
@@ -103,7 +107,12 @@ public final class APNsSink: NotificationSink {
         case (410, _), (400, "BadDeviceToken"), (400, "DeviceTokenNotForTopic"):
             return .result(.tokenInvalid(reason: reason, token: rendering.token))
         case (429, _), (500..., _):
-            return .result(.retryable(reason: reason, retryAfter: response.headers.first(name: "retry-after").flatMap { RetryAfter.parse($0.trimmingCharacters(in: .whitespaces)) }))
+            return .result(
+                .retryable(
+                    reason: reason,
+                    retryAfter: response.headers.first(name: "retry-after").flatMap {
+                        RetryAfter.parse($0.trimmingCharacters(in: .whitespaces))
+                    }))
         default:
             return .result(.rejected(reason: reason))
         }

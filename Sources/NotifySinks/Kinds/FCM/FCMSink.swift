@@ -92,7 +92,9 @@ public final class FCMSink: NotificationSink {
         case "INVALID_ARGUMENT", "SENDER_ID_MISMATCH":
             return .result(.rejected(reason: reason))
         default:
-            if status == 429 || status >= 500 { return .result(.retryable(reason: reason, retryAfter: response.retryAfter)) }
+            if status == 429 || status >= 500 {
+                return .result(.retryable(reason: reason, retryAfter: response.retryAfter))
+            }
             return .result(.rejected(reason: reason))
         }
     }
@@ -102,7 +104,8 @@ public final class FCMSink: NotificationSink {
     static func withReplacementKeys(_ message: JSONValue, key: String) -> JSONValue {
         guard case .object(var members) = message else { return message }
         if case .object(var android)? = members["android"], case .object(var notification)? = android["notification"],
-           notification["tag"] == nil {
+            notification["tag"] == nil
+        {
             notification["tag"] = .string(key)
             android["notification"] = .object(notification)
             members["android"] = .object(android)

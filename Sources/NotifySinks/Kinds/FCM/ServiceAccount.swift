@@ -36,7 +36,8 @@ public struct ServiceAccount: Sendable {
         } catch let error as SinkConfigurationError {
             throw error
         } catch {
-            throw SinkConfigurationError("the private_key of the service account from \(secret.origin) is not a PEM RSA key")
+            throw SinkConfigurationError(
+                "the private_key of the service account from \(secret.origin) is not a PEM RSA key")
         }
     }
 }
@@ -98,8 +99,8 @@ final class GoogleAccessTokenSource: Sendable {
         request.body = .bytes(ByteBuffer(string: form))
         let response = try await pool.execute(request)
         guard response.status.code == 200,
-              let object = response.jsonObject,
-              let token = object["access_token"] as? String
+            let object = response.jsonObject,
+            let token = object["access_token"] as? String
         else {
             throw AccessTokenError(status: Int(response.status.code))
         }

@@ -18,7 +18,8 @@ struct GatewayChannel: ServerChildChannel {
     func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
         upgrade.setup(channel: channel, logger: logger).flatMapThrowing { value in
             let pipeline = channel.pipeline.syncOperations
-            let upgrader = try pipeline.handler(type: NIOTypedHTTPServerUpgradeHandler<HTTP1WebSocketUpgradeChannel.UpgradeResult>.self)
+            let upgrader = try pipeline.handler(
+                type: NIOTypedHTTPServerUpgradeHandler<HTTP1WebSocketUpgradeChannel.UpgradeResult>.self)
             try pipeline.addHandler(BearerTokenChallenge(refusal: refusal), position: .before(upgrader))
             return value
         }
@@ -100,7 +101,7 @@ final class BearerTokenChallenge: ChannelDuplexHandler, RemovableChannelHandler 
 
     func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
         guard case .checked(let problem?) = state, case .head(var head) = unwrapOutboundIn(data),
-              head.status == .badRequest || head.status == .notFound
+            head.status == .badRequest || head.status == .notFound
         else {
             context.write(data, promise: promise)
             return
@@ -108,7 +109,8 @@ final class BearerTokenChallenge: ChannelDuplexHandler, RemovableChannelHandler 
         head.status = .unauthorized
         let description = problem.replacingOccurrences(of: "\"", with: "'")
         head.headers.replaceOrAdd(
-            name: "WWW-Authenticate", value: "Bearer realm=\"notify\", error=\"invalid_token\", error_description=\"\(description)\"")
+            name: "WWW-Authenticate",
+            value: "Bearer realm=\"notify\", error=\"invalid_token\", error_description=\"\(description)\"")
         context.write(wrapOutboundOut(.head(head)), promise: promise)
     }
 }

@@ -45,7 +45,8 @@ public final class InAppGateway: Sendable {
     /// Reads the secrets (throwing ``SinkConfigurationError`` if they can't be used), then serves the
     /// gateway on `host:port` while `body` runs, reading the secrets directory again meanwhile;
     /// `body` gets the bound port.
-    public func serve<Value: Sendable>(host: String, port: Int, body: (Int) async throws -> Value) async throws -> Value {
+    public func serve<Value: Sendable>(host: String, port: Int, body: (Int) async throws -> Value) async throws -> Value
+    {
         try await tokens.load()
         return try await withThrowingTaskGroup(of: Void.self) { reloads in
             reloads.addTask { await self.tokens.reloadUntilCancelled() }
@@ -54,7 +55,9 @@ public final class InAppGateway: Sendable {
         }
     }
 
-    private func serveWithSecretsLoaded<Value: Sendable>(host: String, port: Int, body: (Int) async throws -> Value) async throws -> Value {
+    private func serveWithSecretsLoaded<Value: Sendable>(host: String, port: Int, body: (Int) async throws -> Value)
+        async throws -> Value
+    {
         try await withRunningServer(logger: logger) { onServerRunning in
             let router = Router(context: BasicWebSocketRequestContext.self)
             router.middlewares.add(TracingMiddleware())
@@ -87,7 +90,9 @@ public final class InAppGateway: Sendable {
 
     /// Sends `json` (the command `commandId`) to `device` and waits up to `ackTimeout` for its
     /// acknowledgement.
-    func send(_ json: [UInt8], commandId: String, to device: DeviceAddress, ackTimeout: Duration) async -> DeliveryResult {
+    func send(_ json: [UInt8], commandId: String, to device: DeviceAddress, ackTimeout: Duration) async
+        -> DeliveryResult
+    {
         guard let connection = connections.withLock({ $0[device] }) else {
             return .undeliverableLocal(reason: "not-connected")
         }
@@ -109,7 +114,9 @@ public final class InAppGateway: Sendable {
 
     /// Why a request for the gateway's path may not go on, or `nil` (any other path goes on: 404).
     private func refusal(of head: HTTPRequestHead) async -> String? {
-        guard head.uri.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false).first == Substring(Self.path) else {
+        guard
+            head.uri.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false).first == Substring(Self.path)
+        else {
             return nil
         }
         if case .failure(let refusal) = await device(authorization: head.headers.first(name: "authorization")) {
@@ -124,7 +131,9 @@ public final class InAppGateway: Sendable {
         await tokens.verify(authorization: authorization).map { DeviceAddress(userId: $0.sub.value, deviceId: $0.did) }
     }
 
-    private func handle(device: DeviceAddress, inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter) async throws {
+    private func handle(device: DeviceAddress, inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter)
+        async throws
+    {
         let connection = DeviceConnection(outbound: outbound)
         let (replaced, count) = connections.withLock { ($0.updateValue(connection, forKey: device), $0.count) }
         onConnectionCount(count)
@@ -140,8 +149,8 @@ public final class InAppGateway: Sendable {
         }
         for try await message in inbound.messages(maxSize: 64 * 1024) {
             guard case .text(let text) = message,
-                  let object = (try? JSONSerialization.jsonObject(with: Data(text.utf8))) as? [String: Any],
-                  let acknowledged = object["ack"] as? String
+                let object = (try? JSONSerialization.jsonObject(with: Data(text.utf8))) as? [String: Any],
+                let acknowledged = object["ack"] as? String
             else { continue }
             connection.acknowledge(acknowledged)
         }

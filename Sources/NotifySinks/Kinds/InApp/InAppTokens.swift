@@ -33,7 +33,8 @@ public struct InAppTokenClaims: JWTPayload, Equatable {
     /// Signs these claims with HS256 and `secret`, naming `kid` in the header (`nil`: no `kid`).
     /// For `notify dev` and tests: apps get their tokens from the backend that holds the same secret.
     public func signed(secret: [UInt8], kid: String? = nil) async throws -> String {
-        let keys = await JWTKeyCollection().add(hmac: HMACKey(from: secret), digestAlgorithm: .sha256, kid: kid.map(JWKIdentifier.init(string:)))
+        let keys = await JWTKeyCollection().add(
+            hmac: HMACKey(from: secret), digestAlgorithm: .sha256, kid: kid.map(JWKIdentifier.init(string:)))
         return try await keys.sign(self, kid: kid.map(JWKIdentifier.init(string:)))
     }
 }
@@ -89,11 +90,13 @@ public struct InAppTokenSecrets: Sendable {
         }
         guard !secrets.isEmpty else {
             throw SinkConfigurationError(
-                "no in-app token secret: pass --secret-file (or set NOTIFY_INAPP_SECRET) or --secrets-dir with at least one file")
+                "no in-app token secret: pass --secret-file (or set NOTIFY_INAPP_SECRET) or --secrets-dir with at least one file"
+            )
         }
         if let short = secrets.first(where: { $0.value.count < Self.minimumLength }) {
             throw SinkConfigurationError(
-                "the in-app token secret \(short.key.map { "of kid \($0)" } ?? "without kid") has \(short.value.count) bytes; HS256 needs at least \(Self.minimumLength)")
+                "the in-app token secret \(short.key.map { "of kid \($0)" } ?? "without kid") has \(short.value.count) bytes; HS256 needs at least \(Self.minimumLength)"
+            )
         }
         return secrets
     }
@@ -110,7 +113,8 @@ final class InAppTokenVerifier: Sendable {
         init(_ secrets: [String?: [UInt8]]) async {
             let collection = JWTKeyCollection()
             for (kid, secret) in secrets {
-                await collection.add(hmac: HMACKey(from: secret), digestAlgorithm: .sha256, kid: kid.map(JWKIdentifier.init(string:)))
+                await collection.add(
+                    hmac: HMACKey(from: secret), digestAlgorithm: .sha256, kid: kid.map(JWKIdentifier.init(string:)))
             }
             // jwt-kit falls back to its first key for a token without kid; only the secret without kid may sign those.
             if secrets[nil] == nil { await collection.clearDefault() }
@@ -156,7 +160,8 @@ final class InAppTokenVerifier: Sendable {
                 self.keys.withLock { $0 = keys }
                 logger.notice("in-app token secrets changed", metadata: ["kids": "\(keys.kids)"])
             } catch {
-                logger.warning("in-app token secrets not read again, the ones read before stay", metadata: ["error": "\(error)"])
+                logger.warning(
+                    "in-app token secrets not read again, the ones read before stay", metadata: ["error": "\(error)"])
             }
         }
     }
@@ -168,16 +173,23 @@ final class InAppTokenVerifier: Sendable {
         }
         let token = Array(authorization.dropFirst("bearer ".count).trimmingCharacters(in: .whitespaces).utf8)
         guard !token.isEmpty else { return .failure(.missing("a bearer token is required")) }
-        guard let keys = keys.withLock({ $0 }) else { return .failure(.unknownKid("the gateway has not read its secrets yet")) }
+        guard let keys = keys.withLock({ $0 }) else {
+            return .failure(.unknownKid("the gateway has not read its secrets yet"))
+        }
         let header: JWTHeader
         do {
             header = try DefaultJWTParser().parse(token, as: InAppTokenClaims.self).header
         } catch {
-            return .failure(.malformed("not a compact JWT whose claims are sub, did and exp (numbers of seconds), with nbf and iat optional"))
+            return .failure(
+                .malformed(
+                    "not a compact JWT whose claims are sub, did and exp (numbers of seconds), with nbf and iat optional"
+                ))
         }
         guard header.alg == "HS256" else { return .failure(.badSignature("the token is not signed with HS256")) }
         if let kid = header.kid {
-            guard keys.secrets[kid] != nil else { return .failure(.unknownKid("the token's kid names no secret of this gateway")) }
+            guard keys.secrets[kid] != nil else {
+                return .failure(.unknownKid("the token's kid names no secret of this gateway"))
+            }
         } else if keys.secrets[nil] == nil {
             return .failure(.unknownKid("the token has no kid, and this gateway has no secret without one"))
         }
@@ -189,7 +201,8 @@ final class InAppTokenVerifier: Sendable {
         } catch {
             return .failure(.malformed("the token could not be verified"))
         }
-        let leeway = TimeInterval(clockLeeway.components.seconds) + TimeInterval(clockLeeway.components.attoseconds) / 1e18
+        let leeway =
+            TimeInterval(clockLeeway.components.seconds) + TimeInterval(clockLeeway.components.attoseconds) / 1e18
         if claims.exp.value.timeIntervalSince(now) <= -leeway {
             return .failure(.expired("the token expired at \(claims.exp.value.formatted(.iso8601))"))
         }
@@ -197,9 +210,13 @@ final class InAppTokenVerifier: Sendable {
             return .failure(.notYetValid("the token is valid from \(notBefore.formatted(.iso8601)) (nbf)"))
         }
         if let issued = claims.iat?.value, issued.timeIntervalSince(now) > leeway {
-            return .failure(.notYetValid("the token is issued at \(issued.formatted(.iso8601)) (iat), later than this gateway's clock"))
+            return .failure(
+                .notYetValid(
+                    "the token is issued at \(issued.formatted(.iso8601)) (iat), later than this gateway's clock"))
         }
-        guard !claims.sub.value.isEmpty, !claims.did.isEmpty else { return .failure(.malformed("sub and did must not be empty")) }
+        guard !claims.sub.value.isEmpty, !claims.did.isEmpty else {
+            return .failure(.malformed("sub and did must not be empty"))
+        }
         return .success(claims)
     }
 }

@@ -1,10 +1,11 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 import NIOPosix
 import NotifyCore
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
 
 /// The `jsonl` kind: appends each delivered command, one JSON line, to a file (created if
 /// missing). For debugging and tests. Each line is one `write` to a file opened with `O_APPEND`,
@@ -19,7 +20,9 @@ public final class JSONLSink: NotificationSink {
     /// Opens (or creates) `path` for appending; `selection` picks the commands to write.
     public init(path: String, selection: CommandSelection = .all) throws {
         descriptor = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0o644)
-        guard descriptor >= 0 else { throw SinkConfigurationError("cannot open \(path) for appending (errno \(errno))") }
+        guard descriptor >= 0 else {
+            throw SinkConfigurationError("cannot open \(path) for appending (errno \(errno))")
+        }
         self.selection = selection
     }
 

@@ -55,7 +55,8 @@ public final class WebhookSink: NotificationSink {
         request.headers.add(name: StandardWebhookSignature.timestampHeader, value: timestamp)
         request.headers.add(
             name: StandardWebhookSignature.signatureHeader,
-            value: StandardWebhookSignature.sign(id: delivery.command.id, timestamp: timestamp, body: delivery.json, secrets: secrets))
+            value: StandardWebhookSignature.sign(
+                id: delivery.command.id, timestamp: timestamp, body: delivery.json, secrets: secrets))
         if legacySignature {
             request.headers.add(name: LegacyWebhookSignature.timestampHeader, value: timestamp)
             request.headers.add(
@@ -105,7 +106,8 @@ public struct WebhookSecret: Sendable, CustomStringConvertible {
             return
         }
         guard let key = Data(base64Encoded: Data(secret.bytes.dropFirst(prefix.count))), !key.isEmpty else {
-            throw SinkConfigurationError("the webhook secret from \(secret.origin) starts with \(Self.prefix) but is not base64 after it")
+            throw SinkConfigurationError(
+                "the webhook secret from \(secret.origin) starts with \(Self.prefix) but is not base64 after it")
         }
         self.key = [UInt8](key)
     }
@@ -116,7 +118,9 @@ public struct WebhookSecret: Sendable, CustomStringConvertible {
     /// then those in `directory`, one per file, by file name. At least one.
     public static func load(file: String?, environmentVariable: String, directory: String?) throws -> [WebhookSecret] {
         var secrets: [Secret] = []
-        if let secret = try Secret.loadIfGiven(file: file, environmentVariable: environmentVariable, trimmingTrailingNewline: true) {
+        if let secret = try Secret.loadIfGiven(
+            file: file, environmentVariable: environmentVariable, trimmingTrailingNewline: true)
+        {
             secrets.append(secret)
         }
         if let directory {
@@ -124,7 +128,8 @@ public struct WebhookSecret: Sendable, CustomStringConvertible {
         }
         guard !secrets.isEmpty else {
             throw SinkConfigurationError(
-                "no webhook secret: pass --secret-file (or set \(environmentVariable)) or --secrets-dir with at least one file")
+                "no webhook secret: pass --secret-file (or set \(environmentVariable)) or --secrets-dir with at least one file"
+            )
         }
         return try secrets.map(WebhookSecret.init)
     }
@@ -143,20 +148,26 @@ public enum StandardWebhookSignature {
     public static func sign(id: String, timestamp: String, body: [UInt8], secrets: [WebhookSecret]) -> String {
         let content = signedContent(id: id, timestamp: timestamp, body: body)
         return secrets.map { secret in
-            "v1," + Data(HMAC<SHA256>.authenticationCode(for: content, using: SymmetricKey(data: secret.key))).base64EncodedString()
+            "v1,"
+                + Data(HMAC<SHA256>.authenticationCode(for: content, using: SymmetricKey(data: secret.key)))
+                .base64EncodedString()
         }.joined(separator: " ")
     }
 
     /// Whether one of the `v1` signatures of a `webhook-signature` value is right for `id`,
     /// `timestamp` and `body` with one of `keys` (compared in constant time). Other versions are skipped.
-    public static func verify(_ signatures: String, id: String, timestamp: String, body: [UInt8], keys: [[UInt8]]) -> Bool {
+    public static func verify(_ signatures: String, id: String, timestamp: String, body: [UInt8], keys: [[UInt8]])
+        -> Bool
+    {
         let content = signedContent(id: id, timestamp: timestamp, body: body)
         let macs = signatures.split(separator: " ").compactMap { signature -> Data? in
             guard signature.hasPrefix("v1,") else { return nil }
             return Data(base64Encoded: String(signature.dropFirst(3)))
         }
         return macs.contains { mac in
-            keys.contains { HMAC<SHA256>.isValidAuthenticationCode(mac, authenticating: content, using: SymmetricKey(data: $0)) }
+            keys.contains {
+                HMAC<SHA256>.isValidAuthenticationCode(mac, authenticating: content, using: SymmetricKey(data: $0))
+            }
         }
     }
 
