@@ -11,6 +11,8 @@ hard=$(ulimit -Hn)
 if [ "$hard" = unlimited ] || [ "$hard" -gt 65536 ]; then hard=65536; fi
 if [ "$(ulimit -n)" != unlimited ] && [ "$(ulimit -n)" -lt "$hard" ]; then ulimit -n "$hard"; fi
 echo "open files limit for the tests: $(ulimit -n)"
+# The format (.swift-format, line length 120): `swift format format -i -r Sources Tests` fixes most of it.
+swift format lint --strict --parallel -r Sources Tests
 swift build --build-tests
 if [ $# -gt 0 ]; then
   swift test --skip-build "$@"
