@@ -201,8 +201,7 @@ final class InAppTokenVerifier: Sendable {
         } catch {
             return .failure(.malformed("the token could not be verified"))
         }
-        let leeway =
-            TimeInterval(clockLeeway.components.seconds) + TimeInterval(clockLeeway.components.attoseconds) / 1e18
+        let leeway = clockLeeway.seconds
         if claims.exp.value.timeIntervalSince(now) <= -leeway {
             return .failure(.expired("the token expired at \(claims.exp.value.formatted(.iso8601))"))
         }
