@@ -95,7 +95,7 @@ import Testing
             // conversations); in three runs of a later evening every sender went out unresolved: the
             // tasks were not told of chat.identities before the follower's first batch, and a task
             // assigned after it started from the identities as loaded. Both fixed on 2026-11-25;
-            // since, 4 runs of 4 passed (one in a full run). Recorded as intermittent until the suite has run clean
+            // since, 5 runs of 5 passed (two in full runs). Recorded as intermittent until the suite has run clean
             // more often.
             try withKnownIssue(
                 "a burst through three processes with a kill sometimes folds out of event-time order (issue 22)",
