@@ -124,6 +124,8 @@ struct EventTimeMerge<Input: Sendable>: Sendable {
     var partition: Int32 = 0
     /// Marked topic → local writer task → the highest sequence number read from it (see ``LocalProgressBoard``).
     private(set) var sequencesRead: [String: [Int32: Int64]] = [:]
+    /// Whether ``sequencesRead`` changed since the board was last told (``publishReads()``).
+    private var readsToPublish = false
 
     init(
         markedTopics: [String: Int32] = [:], lateness: Int64, maximumWait: Duration,
@@ -181,6 +183,15 @@ struct EventTimeMerge<Input: Sendable>: Sendable {
     mutating func noteSequence(topic: String, task: Int32, _ sequence: Int64) {
         guard markedTopics[topic] != nil, sequence > sequencesRead[topic]?[task] ?? 0 else { return }
         sequencesRead[topic, default: [:]][task] = sequence
+        readsToPublish = true
+    }
+
+    /// Tells the ``LocalProgressBoard`` which local writers' records this merge has read, if that
+    /// changed since it was last told: their marks need not come through Kafka.
+    mutating func publishReads() {
+        guard readsToPublish, let localMarks else { return }
+        readsToPublish = false
+        for (topic, seen) in sequencesRead { localMarks.noteRead(topic: topic, partition: partition, seen: seen) }
     }
 
     /// The task's event clock: the latest event time any input has brought, plus the wall-clock time
@@ -193,14 +204,30 @@ struct EventTimeMerge<Input: Sendable>: Sendable {
         }
         for writers in marks.values {
             for (mark, readAt, _) in writers.values {
-                switch mark {
-                case .at(let time): clock = max(clock ?? .min, time)
-                case .idle(let since): clock = max(clock ?? .min, since.saturating(plus: (now - readAt).milliseconds))
-                case .finished: break
-                }
+                guard let time = Self.clockTime(of: mark, heardAt: readAt, now: now) else { continue }
+                clock = max(clock ?? .min, time)
+            }
+        }
+        // The local writers' marks too: their readers here may hear them only from the board.
+        for topic in markedTopics.keys {
+            localMarks?.forEachMark(of: topic, partition: partition, seen: sequencesRead[topic] ?? [:]) {
+                _, mark, madeAt in
+                guard let time = Self.clockTime(of: mark, heardAt: madeAt, now: now) else { return }
+                clock = max(clock ?? .min, time)
             }
         }
         return clock
+    }
+
+    /// What a writer's mark, heard at `heardAt`, says of the event clock now.
+    private static func clockTime(of mark: ProgressMark, heardAt: ContinuousClock.Instant, now: ContinuousClock.Instant)
+        -> Int64?
+    {
+        switch mark {
+        case .at(let time): time
+        case .idle(let since): since.saturating(plus: (now - heardAt).milliseconds)
+        case .finished: nil
+        }
     }
 
     /// Keeps the event clock as it is now (see ``settledClock(now:)``).

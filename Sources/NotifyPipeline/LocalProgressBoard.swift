@@ -11,16 +11,24 @@ import Synchronization
 /// writer and partition (``header``, with the board's ``token``), and a reader takes a local mark
 /// only once it has read that writer's latest record in its partition, and only once there is one:
 /// the records an earlier owner of the writer's task wrote (another instance, before a crash or a
-/// rebalance) carry no number of this board, and come before the first record of this one. Marks of
-/// other instances, and of local writers whose records are still on their way or that have written
-/// nothing to the partition yet, come through Kafka as before.
+/// rebalance) carry no number of this board, and come before the first record of this one. So that a
+/// writer with nothing to say to a partition is heard too, it writes a numbered *fence* (a mark
+/// record of its own) to every partition when it is taken (``fence(topic:task:partitions:)``). Marks
+/// of other instances, and of local writers whose records are still on their way, come through
+/// Kafka as before.
+///
+/// The readers say here which writers' records they have read (``noteRead(topic:partition:seen:)``):
+/// a writer need not send its marks through Kafka to a partition whose reader is in this instance
+/// and has read its every record there (``currentWriters(topic:)``), which spares a well-partitioned
+/// run the mark records of its repartition topics.
 final class LocalProgressBoard: Sendable {
-    /// A writer task's latest mark, when it was made, and the sequence number of the latest record it
-    /// wrote to each partition.
+    /// A writer task's latest mark, when it was made, the sequence number of the latest record it
+    /// wrote to each partition, and whether it wrote its fences since it was taken.
     struct Writer: Sendable {
         var mark: ProgressMark = .finished
         var madeAt: ContinuousClock.Instant?
         var lastSequence: [Int32: Int64] = [:]
+        var fenced = false
     }
 
     /// The header carrying `<token>:<sequence>` on records of marked topics.
@@ -30,6 +38,8 @@ final class LocalProgressBoard: Sendable {
     let token: String
     /// Topic → writer task → where it stands.
     private let writers = Mutex<[String: [Int32: Writer]]>([:])
+    /// Topic → partition → writer task → the highest sequence number its local reader has read.
+    private let readers = Mutex<[String: [Int32: [Int32: Int64]]]>([:])
 
     init(token: String = String(UInt64.random(in: 0...UInt64.max), radix: 36)) {
         self.token = token
@@ -59,12 +69,73 @@ final class LocalProgressBoard: Sendable {
     }
 
     /// Forgets the marks of the tasks given up (their next owner may be another instance); their
-    /// sequence numbers go on, should they come back, so that no number is given twice.
+    /// sequence numbers go on, should they come back, so that no number is given twice. Each skips
+    /// one number in every partition it wrote to: a reader that read its records before cannot
+    /// count as having read everything until it reads one written after the task came back (which
+    /// comes after whatever the owner meanwhile wrote).
     func remove(tasks: [Int32]) {
         writers.withLock { writers in
             for topic in writers.keys {
-                for task in tasks { writers[topic]?[task]?.madeAt = nil }
+                for task in tasks {
+                    guard var writer = writers[topic]?[task] else { continue }
+                    writer.madeAt = nil
+                    writer.fenced = false
+                    for partition in writer.lastSequence.keys { writer.lastSequence[partition]! += 1 }
+                    writers[topic]?[task] = writer
+                }
             }
+        }
+    }
+
+    /// The fences of `task` writing `topic`, if it has written none since it was taken: a value-less
+    /// record to each of `partitions`, numbered like its other records (the caller adds its mark).
+    /// A reader that has read its fence knows it has read whatever the task's earlier owners wrote
+    /// there, and takes the task's local marks from then on (``forEachMark(of:partition:seen:_:)``).
+    func fence(topic: String, task: Int32, partitions: Int32) -> [OutgoingRecord]? {
+        writers.withLock { writers in
+            var writer = writers[topic]?[task] ?? Writer()
+            guard !writer.fenced else { return nil }
+            writer.fenced = true
+            let fences = (0..<partitions).map { partition in
+                let sequence = (writer.lastSequence[partition] ?? 0) + 1
+                writer.lastSequence[partition] = sequence
+                return OutgoingRecord(
+                    topic: topic, key: nil, value: [],
+                    headers: [KafkaHeader(name: Self.header, string: "\(token):\(sequence)")], partition: partition)
+            }
+            writers[topic, default: [:]][task] = writer
+            return fences
+        }
+    }
+
+    /// Says that the reader of `partition` of `topic` in this instance has read its local writers'
+    /// records up to the sequence numbers in `seen` (writer → the highest read).
+    func noteRead(topic: String, partition: Int32, seen: [Int32: Int64]) {
+        readers.withLock { $0[topic, default: [:]][partition] = seen }
+    }
+
+    /// Forgets the readers of `partitions` of `topics`, given up (their next owner may be another
+    /// instance): their writers send their marks through Kafka again.
+    func forgetReaders(of topics: some Sequence<String>, partitions: [Int32]) {
+        readers.withLock { readers in
+            for topic in topics {
+                for partition in partitions { readers[topic]?[partition] = nil }
+            }
+        }
+    }
+
+    /// Partition of `topic` → the local writers whose every record there its local reader has read:
+    /// that reader takes their marks from this board, and they need not go through Kafka.
+    func currentWriters(topic: String) -> [Int32: Set<Int32>] {
+        let seen = readers.withLock { $0[topic] ?? [:] }
+        return writers.withLock { writers in
+            var current: [Int32: Set<Int32>] = [:]
+            for (task, writer) in writers[topic] ?? [:] where writer.madeAt != nil {
+                for (partition, last) in writer.lastSequence where seen[partition]?[task] == last {
+                    current[partition, default: []].insert(task)
+                }
+            }
+            return current
         }
     }
 

@@ -197,6 +197,7 @@ struct PartitionTask<Logic: StageLogic>: Sendable {
                 merge.noteSequence(topic: record.topic, task: task, sequence)
             }
         }
+        merge.publishReads()
         noteLag(lag, logic: logic, now: now)
         foldReleased(logic: logic, now: now, into: &output)
         return output

@@ -55,8 +55,8 @@ actor StageRunner<Logic: StageLogic> {
     /// The topics this stage's tasks send their progress marks to, with their partition counts: its
     /// repartition topic (read by its own tasks) and, for stage 1, notify.fanout (read by stage 2).
     private let markTargets: [(topic: String, partitions: Int32)]
-    /// The mark each task last sent to every partition of each target, and when, by topic and task.
-    private var announced: [String: [Int32: ProgressMark]] = [:]
+    /// The mark each task last sent through Kafka, by topic, partition of it, and task.
+    private var announced: [String: [Int32: [Int32: ProgressMark]]] = [:]
     /// Tasks given up, kept with the changelog position they were restored to, in case they come back.
     private var standby: [Int32: (task: PartitionTask<Logic>, changelogPosition: Int64)] = [:]
     private var changelogPositions: [Int32: Int64] = [:]
@@ -185,22 +185,47 @@ actor StageRunner<Logic: StageLogic> {
     /// partition of each mark target: their readers fold in event-time order with them. The marks of
     /// all this instance's tasks go in one value-less record per partition (a header each), so an
     /// interval costs (instances × partitions) records per target, not (tasks × partitions).
+    ///
+    /// A partition whose reader is in this instance and has read a task's every record there hears
+    /// that task's mark from the ``LocalProgressBoard``, not from Kafka; a task just taken first
+    /// writes its fences (``LocalProgressBoard/fence(topic:task:partitions:)``), which carry its mark.
     func announceMarks() async throws {
         let now = ContinuousClock.now
         let clock = instanceClock(now: now)
+        let board = merge.localMarks
         var output = TaskOutput()
         for (topic, partitions) in markTargets {
-            var headers: [KafkaHeader] = []
+            var marks: [(task: Int32, header: KafkaHeader, mark: ProgressMark)] = []
+            var fenced: Set<Int32> = []
             for (partition, task) in tasks.sorted(by: { $0.key < $1.key }) {
                 let mark = task.progressMark(for: topic, logic: logic, instanceClock: clock, now: now)
-                merge.localMarks?.publish(mark, topic: topic, task: partition, at: now)
-                guard announced[topic]?[partition].map({ mark.differs(from: $0) }) ?? true else { continue }
-                announced[topic, default: [:]][partition] = mark
-                headers.append(KafkaHeader(name: ProgressMark.header, value: mark.headerValue(task: partition)))
+                let header = KafkaHeader(name: ProgressMark.header, value: mark.headerValue(task: partition))
+                board?.publish(mark, topic: topic, task: partition, at: now)
+                if let fences = board?.fence(topic: topic, task: partition, partitions: partitions) {
+                    output.records += fences.map { fence in
+                        var fence = fence
+                        fence.headers.append(header)
+                        return fence
+                    }
+                    fenced.insert(partition)
+                }
+                marks.append((partition, header, mark))
             }
-            guard !headers.isEmpty else { continue }
-            if let board = merge.localMarks { headers.append(board.markRecordHeader) }
+            let current = board?.currentWriters(topic: topic) ?? [:]
             for target in 0..<partitions {
+                var headers: [KafkaHeader] = []
+                for (task, header, mark) in marks {
+                    if current[target]?.contains(task) == true {
+                        // Heard here; said again through Kafka once this reader is not current.
+                        announced[topic]?[target]?[task] = nil
+                        continue
+                    }
+                    guard announced[topic]?[target]?[task].map({ mark.differs(from: $0) }) ?? true else { continue }
+                    announced[topic, default: [:]][target, default: [:]][task] = mark
+                    if !fenced.contains(task) { headers.append(header) }  // A fence carries it.
+                }
+                guard !headers.isEmpty else { continue }
+                if let board { headers.append(board.markRecordHeader) }
                 output.records.append(
                     OutgoingRecord(topic: topic, key: nil, value: [], headers: headers, partition: target))
             }
@@ -323,6 +348,7 @@ actor StageRunner<Logic: StageLogic> {
         // drops their records (their next owner reads them from the commit) instead of adding
         // work whose offsets could only be stored after the partitions are gone.
         merge.localMarks?.remove(tasks: partitions)
+        merge.localMarks?.forgetReaders(of: merge.markedTopics.keys, partitions: partitions)
         var saved = TaskOutput()
         for partition in partitions {
             guard var task = tasks.removeValue(forKey: partition) else { continue }

@@ -1,0 +1,129 @@
+import NotifyCore
+import NotifyKafka
+import Testing
+
+@testable import NotifyPipeline
+
+@Suite struct LocalProgressBoardTests {
+    /// The sequence number a reader finds on a record the board numbered.
+    func sequence(_ record: OutgoingRecord, on board: LocalProgressBoard) throws -> Int64 {
+        try #require(
+            board.sequence(
+                of: KafkaRecord(
+                    topic: record.topic, partition: record.partition ?? 0, offset: 0, key: nil, value: record.value,
+                    headers: record.headers)))
+    }
+
+    /// A merge reading partition `partition` of the topic "marked", which one task writes.
+    static func merge(reading partition: Int32, on board: LocalProgressBoard) -> EventTimeMerge<Int> {
+        var merge = EventTimeMerge<Int>(
+            markedTopics: ["marked": 1], lateness: 0, maximumWait: .seconds(3), localMarks: board)
+        merge.partition = partition
+        return merge
+    }
+
+    /// A local writer with nothing to say to a partition writes a fence there when it is taken; once
+    /// its reader has read it, the writer's marks come from the board, with no record through Kafka.
+    @Test func aWriterThatWritesNothingHereIsHeardOnceItsFenceIsRead() throws {
+        let now = ContinuousClock.now
+        let board = LocalProgressBoard()
+        var merge = Self.merge(reading: 1, on: board)
+        let base = try EventTimeMergeTests.input(0, at: 0).event.order.milliseconds
+        board.publish(.at(base + 10_000), topic: "marked", task: 0, at: now)
+        let fences = try #require(board.fence(topic: "marked", task: 0, partitions: 2))
+        #expect(fences.map(\.partition) == [0, 1])
+        #expect(fences.allSatisfy { $0.value.isEmpty })
+        #expect(board.fence(topic: "marked", task: 0, partitions: 2) == nil, "one fence per taking")
+        merge.add(try EventTimeMergeTests.input(5, at: 5), source: "a", now: now)
+        var forced = 0
+        #expect(merge.release(now: now + .milliseconds(1), forced: &forced).isEmpty, "the fence is not read yet")
+        merge.noteSequence(topic: "marked", task: 0, try sequence(fences[1], on: board))
+        #expect(merge.release(now: now + .milliseconds(1), forced: &forced).map(\.input) == [5])
+        #expect(merge.eventClock(now: now) == base + 10_000, "the local mark moves the event clock too")
+    }
+
+    /// A task given up and taken back must be read again before its marks count: the records its
+    /// owner wrote meanwhile (another instance) carry no number of this board.
+    @Test func aWriterTakenBackCountsOnlyOnceARecordFromAfterIsRead() throws {
+        let now = ContinuousClock.now
+        let board = LocalProgressBoard()
+        var merge = Self.merge(reading: 0, on: board)
+        let base = try EventTimeMergeTests.input(0, at: 0).event.order.milliseconds
+        var written = [OutgoingRecord(topic: "marked", key: nil, value: [1], partition: 0)]
+        board.number(&written, topic: "marked", task: 0)
+        board.publish(.at(base + 10_000), topic: "marked", task: 0, at: now)
+        merge.noteSequence(topic: "marked", task: 0, try sequence(written[0], on: board))
+        merge.add(try EventTimeMergeTests.input(5, at: 5), source: "a", now: now)
+        board.remove(tasks: [0])
+        board.publish(.at(base + 10_000), topic: "marked", task: 0, at: now)  // Taken back.
+        var forced = 0
+        #expect(
+            merge.release(now: now + .milliseconds(1), forced: &forced).isEmpty,
+            "its records from before do not say what was written while it was away")
+        let fences = try #require(board.fence(topic: "marked", task: 0, partitions: 1))
+        merge.noteSequence(topic: "marked", task: 0, try sequence(fences[0], on: board))
+        #expect(merge.release(now: now + .milliseconds(1), forced: &forced).map(\.input) == [5])
+    }
+
+    /// A writer's marks need not go through Kafka to a partition whose local reader has read its every
+    /// record there; they must again once it writes more, or once the reader is given up.
+    @Test func aWriterIsCurrentForAReaderThatReadItsEveryRecord() throws {
+        let now = ContinuousClock.now
+        let board = LocalProgressBoard()
+        board.publish(.idle(since: 1_000), topic: "marked", task: 3, at: now)
+        let fences = try #require(board.fence(topic: "marked", task: 3, partitions: 2))
+        #expect(board.currentWriters(topic: "marked").isEmpty, "nothing read yet")
+        board.noteRead(topic: "marked", partition: 1, seen: [3: try sequence(fences[1], on: board)])
+        #expect(board.currentWriters(topic: "marked") == [1: [3]])
+        var written = [OutgoingRecord(topic: "marked", key: nil, value: [1], partition: 1)]
+        board.number(&written, topic: "marked", task: 3)
+        #expect(board.currentWriters(topic: "marked").isEmpty, "a record on its way")
+        board.noteRead(topic: "marked", partition: 1, seen: [3: try sequence(written[0], on: board)])
+        #expect(board.currentWriters(topic: "marked") == [1: [3]])
+        board.forgetReaders(of: ["marked"], partitions: [1])
+        #expect(board.currentWriters(topic: "marked").isEmpty, "the reader given up")
+    }
+
+    /// The merge tells the board what it has read, once per change.
+    @Test func aMergeTellsTheBoardWhatItRead() throws {
+        let board = LocalProgressBoard()
+        var merge = Self.merge(reading: 0, on: board)
+        board.publish(.idle(since: 1_000), topic: "marked", task: 2, at: .now)
+        let fences = try #require(board.fence(topic: "marked", task: 2, partitions: 1))
+        merge.noteSequence(topic: "marked", task: 2, try sequence(fences[0], on: board))
+        #expect(board.currentWriters(topic: "marked").isEmpty, "not told yet")
+        merge.publishReads()
+        #expect(board.currentWriters(topic: "marked") == [0: [2]])
+    }
+
+    /// One instance holds every reader of its marks: once they have read its tasks' fences and records,
+    /// its marks go through memory only, and a quiet pipeline writes nothing to the marked topics
+    /// (it wrote one value-less record to each of their partitions every 20 ms before).
+    @Test func oneInstanceSendsNoMarkRecordsOnceItsReadersHaveReadItsWriters() async throws {
+        let configuration = try testCoreConfiguration()
+        try await withPipelineBroker(partitions: 4) { broker in
+            let pipeline = RunningPipeline(broker, configuration: configuration)
+            try await pipeline.ready()
+            try await produce(
+                [
+                    Scenario.identity("alice", "Alice", at: 0), Scenario.identity("bob", "Bob", at: 0),
+                    Scenario.conversation("c", members: ["alice", "bob"]), Scenario.phone("bob"),
+                    Scenario.message("m1", in: "c", from: "alice", "hi", at: 1),
+                ], to: broker)
+            _ = try await readCommands(from: broker) { $0.count >= 1 }
+            let marked = [Topic.fanout, Topic.fanoutRepartition, Topic.routeRepartition]
+            // A second (50 mark intervals) in which nothing is written, within 30 s.
+            let deadline = ContinuousClock.now + .seconds(30)
+            var written: [TopicPartition: Int64] = [:]
+            repeat {
+                let before = try await highWatermarks(of: marked, on: broker)
+                try await Task.sleep(for: .seconds(1))
+                let after = try await highWatermarks(of: marked, on: broker)
+                written = [:]
+                for (place, end) in after where end != before[place] { written[place] = end - (before[place] ?? 0) }
+            } while !written.isEmpty && ContinuousClock.now < deadline
+            try await pipeline.stop()
+            #expect(written.isEmpty, "records written in a quiet second: \(written)")
+        }
+    }
+}
