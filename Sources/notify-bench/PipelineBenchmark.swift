@@ -68,7 +68,9 @@ struct PipelineBenchmark: AsyncParsableCommand {
 
     func run() async throws {
         var logger = Logger(label: "notify.bench")
-        logger.logLevel = .error
+        logger.logLevel =
+            ProcessInfo.processInfo.environment["NOTIFY_BENCH_LOG_LEVEL"].flatMap { Logger.Level(rawValue: $0) }
+            ?? .error
         var client = KafkaClientConfiguration(bootstrapServers: bootstrap, clientId: "notify-bench")
         for property in properties {
             guard let (name, value) = KafkaClientConfiguration.property(property) else {
@@ -96,6 +98,7 @@ struct PipelineBenchmark: AsyncParsableCommand {
         let acknowledged = CommandClock(capacity: count + total)
         let hops = HopClock()
         let forced = Atomic<Int>(0)
+        let decisions = Mutex<[String: [SuppressionReason]]>([:])
         let pipeline = PipelineInstance(
             settings: PipelineSettings(
                 client: client, groupId: "bench-\(run)",
@@ -105,10 +108,31 @@ struct PipelineBenchmark: AsyncParsableCommand {
                 markInterval: .milliseconds(markInterval)),
             observer: PipelineObserver(
                 onConsumed: { records in hops.consumed(records) },
+                onDecisions: { made in
+                    decisions.withLock { reasons in
+                        for decision in made {
+                            reasons[decision.messageId ?? decision.eventId, default: []].append(decision.reason)
+                        }
+                    }
+                },
                 onProduced: { _, commands, _ in acknowledged.record(commands) },
                 onReleasedByMaximumWait: { _, count in forced.add(count, ordering: .relaxed) }),
             logger: logger)
         let running = Task { try await pipeline.run() }
+        let ended = Mutex<String?>(nil)
+        Task {
+            do { try await running.value } catch { ended.withLock { $0 = "\(error)" } }
+        }
+        /// Where the messages `ids` without a command stopped.
+        @Sendable func diagnose(_ ids: [String]) -> String {
+            // How many of them had each list of decisions (stage 1's, then stage 2's).
+            let reasons = decisions.withLock { made in
+                Dictionary(grouping: ids, by: { made[$0]?.map(\.rawValue).joined(separator: " then ") ?? "none" })
+            }
+            return hops.whereabouts(of: ids) + "; decisions: "
+                + reasons.sorted { $0.key < $1.key }.map { "\($0.value.count) \($0.key)" }.joined(separator: ", ")
+                + (ended.withLock { $0 }.map { "; the pipeline failed: \($0)" } ?? "")
+        }
         while !pipeline.isReady { try await Task.sleep(for: .milliseconds(50)) }
 
         // Throughput: everything at once.
@@ -117,7 +141,7 @@ struct PipelineBenchmark: AsyncParsableCommand {
         let sent = Sent(capacity: count)
         try await produceMessages(
             0..<count, run: run, producer: producer, sent: sent, pace: nil, tableUpdates: tableUpdates)
-        try await acknowledged.wait(for: count, sent: sent)
+        try await acknowledged.wait(for: count, sent: sent, diagnose: diagnose)
         let elapsed = (ContinuousClock.now - start).seconds
         let cpu = ProcessCPUClock.seconds() - cpuBefore
         print(
@@ -128,13 +152,12 @@ struct PipelineBenchmark: AsyncParsableCommand {
 
         // Latency at the offered rate.
         let latencySent = Sent(capacity: total)
-        hops.start()
         let latencyCPUBefore = ProcessCPUClock.seconds()
         let latencyStart = ContinuousClock.now
         try await produceMessages(
             count..<(count + total), run: run, producer: producer, sent: latencySent, pace: rate,
             tableUpdates: tableUpdates)
-        try await acknowledged.wait(for: count + total, sent: latencySent)
+        try await acknowledged.wait(for: count + total, sent: latencySent, diagnose: diagnose)
         let latencyCPU = ProcessCPUClock.seconds() - latencyCPUBefore
         print(
             "latency run: CPU \(String(format: "%.2f", latencyCPU)) s over \(String(format: "%.2f", (ContinuousClock.now - latencyStart).seconds)) s"
@@ -294,26 +317,21 @@ final class Sent: Sendable {
     var ids: [String] { times.withLock { Array($0.keys) } }
 }
 
-/// When each message of the latency run reached each stage, to split its latency into hops.
+/// When each message reached each stage: the latency run's latency split into hops, and, when
+/// commands stop coming, where the messages without one stopped.
 final class HopClock: Sendable {
     private struct Batches {
-        var recording = false
         var consumed: [(at: ContinuousClock.Instant, records: [KafkaRecord])] = []
     }
 
     private let batches = Mutex(Batches())
-
-    /// From now on, consumed records are timed.
-    func start() {
-        batches.withLock { $0.recording = true }
-    }
 
     /// Keeps the batch with the time the stage consumed it. Called on the stage's actor, so
     /// the records are only kept here (a retain) and read after the run, in ``report(sent:acknowledged:)``.
     func consumed(_ records: [KafkaRecord]) {
         let now = ContinuousClock.now
         batches.withLock { batches in
-            if batches.recording { batches.consumed.append((now, records)) }
+            batches.consumed.append((now, records))
         }
     }
 
@@ -329,6 +347,23 @@ final class HopClock: Sendable {
             }
         }
         return (fanout, route)
+    }
+
+    /// How many of the messages `ids` each stage read, and in which partitions: where the messages
+    /// without a command stopped.
+    func whereabouts(of ids: [String]) -> String {
+        let wanted = Set(ids)
+        var read: [String: [String: Set<Int32>]] = [Topic.messages: [:], Topic.fanout: [:]]
+        for (_, records) in batches.withLock({ $0.consumed }) {
+            for record in records where read[record.topic] != nil {
+                guard let id = Self.messageId(in: record.value), wanted.contains(id) else { continue }
+                read[record.topic]![id, default: []].insert(record.partition)
+            }
+        }
+        return [("stage 1", Topic.messages), ("stage 2", Topic.fanout)].map { stage, topic in
+            let partitions = Set(read[topic]!.values.flatMap { $0 }).sorted()
+            return "\(stage) read \(read[topic]!.count) of them (\(topic) partitions \(partitions))"
+        }.joined(separator: ", ")
     }
 
     /// p50 and p99 of each hop: produced → consumed by stage 1 → consumed by stage 2 → command acknowledged.
@@ -390,7 +425,7 @@ final class CommandClock: Sendable {
 
     /// Waits until `count` messages have their commands; fails if a minute passes without one more,
     /// naming some of the messages of `sent` that have none.
-    func wait(for count: Int, sent: Sent) async throws {
+    func wait(for count: Int, sent: Sent, diagnose: ([String]) -> String) async throws {
         var seen = 0
         var lastProgress = ContinuousClock.now
         while true {
@@ -401,10 +436,11 @@ final class CommandClock: Sendable {
                 lastProgress = .now
             } else if ContinuousClock.now - lastProgress > .seconds(60) {
                 let acknowledged = times
-                let missing = sent.ids.filter { acknowledged[$0] == nil }.sorted().prefix(5)
+                let unanswered = sent.ids.filter { acknowledged[$0] == nil }
+                let missing = unanswered.sorted().prefix(5)
                 throw ValidationError(
                     "no command for a minute: \(done) of \(count) messages have theirs, none for \(missing.joined(separator: ", "))"
-                        + (count - done > missing.count ? ", ..." : "")
+                        + (count - done > missing.count ? ", ..." : "") + "; " + diagnose(unanswered)
                         + " (is the pipeline running on this broker, with the topics of Schemas/topics.json? On a broker used before,"
                         + " the embedded broker may have dropped records the pipeline had not read yet.)")
             }
