@@ -269,6 +269,7 @@ struct PipelineBenchmark: AsyncParsableCommand {
         let slice = pace.map { max(1, $0 / 100) } ?? 5_000
         let began = ContinuousClock.now
         var pending: [Task<Void, any Error>] = []
+        var enqueued: Task<PendingDeliveries, Never>?
         for (sliceIndex, start) in stride(from: range.lowerBound, to: range.upperBound, by: slice).enumerated() {
             if pace != nil {
                 try await Task.sleep(until: began + .milliseconds(10 * sliceIndex), clock: .continuous)
@@ -291,7 +292,15 @@ struct PipelineBenchmark: AsyncParsableCommand {
                     OutgoingRecord(topic: Topic.messages, key: Array("c\(conversation)".utf8), value: Array(json.utf8)))
             }
             sent.record(numbers.map { "m\(run)-\($0)" }, at: now)
-            pending.append(Task { _ = try await producer.send(records) })
+            // Each slice is enqueued once the one before it is, so each conversation's messages reach
+            // Kafka in event-time order, as a chat backend writes them, while the next slice is built.
+            let before = enqueued
+            let enqueuing = Task {
+                await before?.value
+                return await producer.enqueue(records)
+            }
+            enqueued = enqueuing
+            pending.append(Task { _ = try await enqueuing.value.reports() })
             if pending.count > 32 { try await pending.removeFirst().value }
         }
         for task in pending { try await task.value }
