@@ -76,6 +76,33 @@ import Testing
         #expect(expected.map { $0.content["badge"] } == [.int(1), .int(2)])
     }
 
+    /// Alice's message of second 1 reaches Kafka after her message of second 2 went out, far past
+    /// `pipeline.lateness`: live it cannot be folded before it (the badges differ from
+    /// render's, which is not promised for such input), but it still goes out, and only once. Stage 2
+    /// used to take it for a copy of an earlier record, and suppressed it as `already-applied`.
+    @Test func aMessageWrittenPastTheLatenessBehindALaterOneStillGoesOut() async throws {
+        let configuration = try testCoreConfiguration()
+        let m1 = Scenario.message("m1", in: "c1", from: "alice", "one", at: 1)
+        let m2 = Scenario.message("m2", in: "c1", from: "alice", "two", at: 2)
+        let expected = try rendered(Scenario.aliceAndBob + [m1, m2], configuration: configuration)
+        #expect(expected.compactMap(\.messageId) == ["m1", "m2"])
+        try await withPipelineBroker { broker in
+            let pipeline = RunningPipeline(broker, configuration: configuration)
+            try await pipeline.ready()
+            try await produce(Scenario.aliceAndBob + [m2], to: broker)
+            // m1 reaches Kafka only once m2 has gone out: as late as a producer can be.
+            _ = try await readCommands(from: broker) { $0.contains { $0.messageId == "m2" } }
+            try await produce([m1], to: broker)
+            _ = try await readCommands(from: broker) { $0.count >= expected.count }
+            try await waitUntilCommitted(group: "notify-tests", broker: broker)
+            let live = try await readCommands(from: broker) { $0.count >= expected.count }
+            try await pipeline.stop()
+            #expect(live.compactMap(\.messageId) == ["m2", "m1"])
+            #expect(live.map { $0.content["badge"] } == [.int(1), .int(2)])
+            #expect(Set(live.map(\.id)) == Set(expected.map(\.id)))
+        }
+    }
+
     /// Bob's phone comes to the foreground (settings screen) at second 1.5, but the app's report
     /// reaches Kafka after the message of second 2: the message still goes out as a local
     /// notification, live as in render, as long as the report is no later than `pipeline.lateness`

@@ -17,6 +17,7 @@ public struct FanoutRecord: Sendable, Hashable, Codable, JSONRepresentable {
         var notificationType: String
         var content: NotificationContent
         var releasedAt: EventTime?
+        var late: Bool
     }
 
     /// Derived from (message id, recipient id).
@@ -33,29 +34,33 @@ public struct FanoutRecord: Sendable, Hashable, Codable, JSONRepresentable {
     /// the event time it was released at, the identity's time or the end of the wait. Stage 2 folds
     /// the record at that time, so the conversations that were not held flow past it in every run.
     public var releasedAt: EventTime? { storage.members.releasedAt }
+    /// Stage 1 folded the message after a later one of its task (its producer wrote it later than
+    /// `pipeline.lateness` behind): stage 2 applies it also when a later message of its conversation
+    /// went first, and remembers it by id, so that a copy written again after a crash is recognised.
+    public var late: Bool { storage.members.late }
 
     public var key: String { recipientId }
 
     public init(
         at: EventTime, recipientId: String, conversationId: String, messageId: String,
-        notificationType: String, content: NotificationContent, releasedAt: EventTime? = nil
+        notificationType: String, content: NotificationContent, releasedAt: EventTime? = nil, late: Bool = false
     ) {
         self.init(
             id: DeterministicID.fanoutId(messageId: messageId, recipientId: recipientId), at: at,
             recipientId: recipientId,
             conversationId: conversationId, messageId: messageId, notificationType: notificationType, content: content,
-            releasedAt: releasedAt)
+            releasedAt: releasedAt, late: late)
     }
 
     private init(
         id: String, at: EventTime, recipientId: String, conversationId: String, messageId: String,
-        notificationType: String, content: NotificationContent, releasedAt: EventTime?
+        notificationType: String, content: NotificationContent, releasedAt: EventTime?, late: Bool
     ) {
         storage = CopyOnWrite(
             Fields(
                 id: id, at: at, recipientId: recipientId, conversationId: conversationId,
                 messageId: messageId, notificationType: notificationType, content: content,
-                releasedAt: releasedAt))
+                releasedAt: releasedAt, late: late))
     }
 
     public var jsonValue: JSONValue {
@@ -66,21 +71,28 @@ public struct FanoutRecord: Sendable, Hashable, Codable, JSONRepresentable {
             "content": content.jsonValue,
         ]
         if let releasedAt { members["releasedAt"] = .string(releasedAt.rfc3339) }
+        if late { members["late"] = .bool(true) }
         return .object(members)
     }
 
     init(reading fields: FieldReader) throws(FieldError) {
         try fields.rejectUnknown(allowed: [
             "type", "id", "at", "recipientId", "conversationId", "messageId",
-            "notificationType", "content", "releasedAt",
+            "notificationType", "content", "releasedAt", "late",
         ])
         try fields.constant("type", Self.eventType)
+        let late: Bool
+        switch fields.optionalValue("late") {
+        case nil: late = false
+        case .bool(let flag)?: late = flag
+        case _?: throw fields.error("late", "not a boolean")
+        }
         try self.init(
             id: fields.string("id"), at: fields.time("at"), recipientId: fields.string("recipientId"),
             conversationId: fields.string("conversationId"), messageId: fields.string("messageId"),
             notificationType: fields.string("notificationType"),
             content: NotificationContent(reading: fields.object("content")),
-            releasedAt: fields.optionalValue("releasedAt") == nil ? nil : fields.time("releasedAt"))
+            releasedAt: fields.optionalValue("releasedAt") == nil ? nil : fields.time("releasedAt"), late: late)
     }
 
     public init(from decoder: any Decoder) throws {
@@ -112,6 +124,7 @@ extension CoreJSON {
             record.content.write(to: &writer, identity: IdentityJSON(record.content))
             writer.member("conversationId", record.conversationId, &first)
             writer.member("id", record.id, &first)
+            if record.late { writer.member("late", true, &first) }
             writer.member("messageId", record.messageId, &first)
             writer.member("notificationType", record.notificationType, &first)
             writer.member("recipientId", record.recipientId, &first)

@@ -51,10 +51,14 @@ public struct ConversationEntry: Sendable, Hashable, Codable {
     /// Messages held in order: the first waits for its sender's identity,
     /// the others wait behind it (rule 1).
     public var held: [MessageReceived]
+    /// The event time of the latest message fanned out: one older than it that goes out after it
+    /// came late (see ``FanoutRecord/late``).
+    public var latestAt: EventTime?
 
-    public init(conversation: ConversationUpdated? = nil, held: [MessageReceived] = []) {
+    public init(conversation: ConversationUpdated? = nil, held: [MessageReceived] = [], latestAt: EventTime? = nil) {
         self.conversation = conversation
         self.held = held
+        self.latestAt = latestAt
     }
 }
 
@@ -123,9 +127,10 @@ public struct FanoutState: Sendable {
 
 extension ConversationEntry: JSONRepresentable {
     public var jsonValue: JSONValue {
-        var object = JSONObjectBuilder(capacity: 2)
+        var object = JSONObjectBuilder(capacity: 3)
         object["conversation"] = conversation?.jsonValue
         object["held"] = .array(held.map(\.jsonValue))
+        object["latestAt"] = latestAt.map { .string($0.rfc3339) }
         return object.value
     }
 }
@@ -195,7 +200,9 @@ public struct FanoutStage: Sendable {
             return
         }
         if entry.held.isEmpty, let sender = identity(message.senderId, in: state) {
-            emit(message, conversation, sender: sender, &output)
+            emit(message, conversation, sender: sender, latestAt: &entry.latestAt, &output)
+            state.setEntry(message.conversationId, entry)
+            output.touchedKeys.insert(message.conversationId)
             return
         }
         entry.held.append(message)
@@ -226,10 +233,12 @@ public struct FanoutStage: Sendable {
         while let head = entry.held.first {
             let waitEnd = head.at.adding(milliseconds: configuration.identityWaitMilliseconds + 1)
             if let sender = identity(head.senderId, in: state) {
-                emit(head, conversation, sender: sender, releasedAt: releasedAt ?? state.now ?? head.at, &output)
+                emit(
+                    head, conversation, sender: sender, releasedAt: releasedAt ?? state.now ?? head.at,
+                    latestAt: &entry.latestAt, &output)
             } else if endOfInput || (state.now.map { $0 >= waitEnd } ?? false) {
                 releasedAt = max(releasedAt ?? waitEnd, waitEnd)
-                emit(head, conversation, sender: nil, releasedAt: releasedAt, &output)
+                emit(head, conversation, sender: nil, releasedAt: releasedAt, latestAt: &entry.latestAt, &output)
             } else {
                 break
             }
@@ -243,9 +252,13 @@ public struct FanoutStage: Sendable {
 
     private func emit(
         _ message: MessageReceived, _ conversation: ConversationUpdated, sender: SenderIdentity?,
-        releasedAt: EventTime? = nil, _ output: inout FanoutOutput
+        releasedAt: EventTime? = nil, latestAt: inout EventTime?, _ output: inout FanoutOutput
     ) {
         let content = builder.content(of: message, in: conversation, sender: sender)
+        // In event-time order a conversation's messages go out in the order of their times; one that
+        // goes out after a later one was written to Kafka later than the lateness allows.
+        let late = latestAt.map { message.at < $0 } ?? false
+        latestAt = max(latestAt ?? message.at, message.at)
         for member in conversation.members {
             if member == message.senderId {
                 output.decisions.append(
@@ -259,7 +272,7 @@ public struct FanoutStage: Sendable {
                     at: message.at, recipientId: member, conversationId: message.conversationId,
                     messageId: message.messageId,
                     notificationType: message.mentions.contains(member) ? "mention" : "message", content: content,
-                    releasedAt: releasedAt))
+                    releasedAt: releasedAt, late: late))
         }
     }
 }

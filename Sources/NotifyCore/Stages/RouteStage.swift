@@ -64,11 +64,16 @@ public struct UserEntry: Sendable, Hashable, Codable {
     public var readUpTo: [String: EventTime] = [:]
     /// Conversation id → the latest message routed to this user in it (see ``LatestMessage``).
     public var latestMessages: [String: LatestMessage] = [:]
+    /// Conversation id → message id → time, of the late messages routed to this user (see
+    /// ``FanoutRecord/late``): a copy of one is recognised by its id, not by ``latestMessages``.
+    /// Kept, like those, until no message of that time can still be delivered.
+    public var lateMessages: [String: [String: EventTime]] = [:]
 
     /// The latest message of one conversation routed to the user: its time and the ids of the
-    /// messages of that time. Stage 2 folds a user's fanout records in event-time order, so a
-    /// record older than it, or one of those ids again, is a copy (stage 1 re-emits records after
-    /// a crash, at new offsets, however late): it is not counted or delivered again. Kept until
+    /// messages of that time. Stage 1 writes a conversation's records in event-time order, marking
+    /// the rare one older than a record before it ``FanoutRecord/late``, so an unmarked record older
+    /// than it, or one of those ids again, is a copy (stage 1 re-emits records after a crash, at new
+    /// offsets, however late): it is not counted or delivered again. Kept until
     /// no message of that time can still be delivered (the longest TTL of the policies).
     public struct LatestMessage: Sendable, Hashable, Codable {
         public var at: EventTime
@@ -246,15 +251,25 @@ public struct RouteStage: Sendable {
     /// Whether `record` is not a copy of one already routed (see ``UserEntry/LatestMessage``); notes it if new,
     /// and forgets the latest messages of conversations no delivery of which can still be made.
     private func isNew(_ record: FanoutRecord, _ entry: inout UserEntry, now: EventTime?) -> Bool {
-        if let latest = entry.latestMessages[record.conversationId] {
-            if record.at < latest.at || (record.at == latest.at && latest.messageIds.contains(record.messageId)) {
-                return false
-            }
+        let passed = entry.latestMessages[record.conversationId].map { latest in
+            record.at < latest.at || (record.at == latest.at && latest.messageIds.contains(record.messageId))
+        }
+        if record.late {
+            // Came after a later message of its conversation: new unless its id was seen.
+            guard entry.lateMessages[record.conversationId]?[record.messageId] == nil else { return false }
+            entry.lateMessages[record.conversationId, default: [:]][record.messageId] = record.at
+        } else if passed == true {
+            return false
         }
         if let now {
             let horizon = now.adding(milliseconds: -configuration.policies.longestTTLSeconds * 1000)
             entry.latestMessages = entry.latestMessages.filter { $0.value.at >= horizon }
+            entry.lateMessages = entry.lateMessages.compactMapValues { messages in
+                let kept = messages.filter { $0.value >= horizon }
+                return kept.isEmpty ? nil : kept
+            }
         }
+        guard passed != true else { return true }  // A late one: the conversation's latest stays.
         if let latest = entry.latestMessages[record.conversationId], latest.at == record.at {
             entry.latestMessages[record.conversationId]!.messageIds = (latest.messageIds + [record.messageId]).sorted()
         } else {

@@ -13,6 +13,9 @@ extension UserEntry: JSONRepresentable {
         object["recentLocal"] = .array(recentLocal.map(\.jsonValue))
         object["latestMessages"] = .object(latestMessages.mapValues(\.jsonValue))
         if !readUpTo.isEmpty { object["readUpTo"] = .object(readUpTo.mapValues { .string($0.rfc3339) }) }
+        if !lateMessages.isEmpty {
+            object["lateMessages"] = .object(lateMessages.mapValues { .object($0.mapValues { .string($0.rfc3339) }) })
+        }
         return object.value
     }
 }
@@ -77,6 +80,11 @@ extension UserEntry {
             return RecentLocal(
                 commandId: try local.string("commandId"), record: try FanoutRecord(reading: local.object("record")))
         }
+        // Absent in entries written before late messages were told apart, and while there are none.
+        if fields.optionalValue("lateMessages") != nil {
+            let late = try FieldReader(fields.value("lateMessages"), path: "lateMessages")
+            for conversation in late.keys { lateMessages[conversation] = try late.times(conversation) }
+        }
         // Absent from records written before copies of fanout records were recognised.
         if try fields.optionalValue("latestMessages") != nil {
             latestMessages = try fields.members("latestMessages").mapValues { (json) throws(FieldError) in
@@ -98,7 +106,9 @@ extension ConversationEntry {
             },
             held: try fields.array("held").map { (element) throws(FieldError) in
                 try MessageReceived(json: element.value)
-            })
+            },
+            // Absent in entries written before late messages were told apart.
+            latestAt: fields.optionalValue("latestAt") == nil ? nil : try fields.time("latestAt"))
     }
 }
 

@@ -23,6 +23,8 @@ import Testing
                     "m1", in: "c1", for: "bob", at: 2, configuration: try Repository.configuration()))
         ]
         entry.readUpTo = ["c3": EventFactory.time(5)]
+        entry.latestMessages = ["c1": .init(at: EventFactory.time(6), messageIds: ["m6", "m7"])]
+        entry.lateMessages = ["c1": ["m5": EventFactory.time(5.5)]]
         #expect(try UserEntry(changelog: CoreJSON.encode(entry)) == entry)
     }
 
@@ -40,7 +42,7 @@ import Testing
             held: [
                 events.message("m1", in: "c1", from: "dave", at: 1),
                 events.message("m2", in: "c1", from: "alice", at: 2),
-            ])
+            ], latestAt: EventFactory.time(0.5))
         #expect(try ConversationEntry(changelog: CoreJSON.encode(entry)) == entry)
         #expect(try ConversationEntry(changelog: CoreJSON.encode(ConversationEntry())) == ConversationEntry())
     }

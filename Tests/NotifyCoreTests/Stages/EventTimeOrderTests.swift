@@ -138,33 +138,65 @@ import Testing
         #expect(result.decisions.contains { $0.reason == .foregroundInConversation && $0.messageId == "m1" })
     }
 
-    /// Stage 1 writes a fanout record again after a crash, far from the first: routed once.
-    @Test func aFanoutRecordWrittenAgainLaterIsRecognised() throws {
-        let configuration = try Repository.configuration()
-        let stage = RouteStage(configuration: configuration)
+    /// Stage 2 with Bob's iPhone known, and nothing else.
+    static func bobsRoute() throws -> (stage: RouteStage, state: RouteState) {
+        let stage = RouteStage(configuration: try Repository.configuration())
         var state = RouteState()
-        _ = stage.fold(&state, .devices(try DevicesUpdated(json: Self.tables[4].value)))
+        _ = stage.fold(&state, .devices(try DevicesUpdated(json: tables[4].value)))
+        return (stage, state)
+    }
+
+    /// Alice's message `id` to Bob in "dm", `seconds` after t0, as stage 1 writes it.
+    static func directRecord(_ id: String, at seconds: Int64, late: Bool = false) -> FanoutRecord {
         let content = NotificationContent(
             title: "Alice", subtitle: nil, body: "hi", threadId: "dm", category: "message",
-            userInfo: NotificationUserInfo(talkroomId: "dm", messageId: "m1", senderId: "alice"),
+            userInfo: NotificationUserInfo(talkroomId: "dm", messageId: id, senderId: "alice"),
             sender: SenderIdentity(id: "alice", displayName: "Alice"),
             conversation: ConversationIdentity(id: "dm", isGroup: false),
             kind: .text, attachment: nil, identityResolved: true)
-        func record(_ id: String, at seconds: Int64) -> FanoutRecord {
-            FanoutRecord(
-                at: EventTime(milliseconds: 1_795_000_000_000 + seconds * 1000), recipientId: "bob",
-                conversationId: "dm",
-                messageId: id, notificationType: "message", content: content)
-        }
-        #expect(stage.fold(&state, .fanout(record("m1", at: 1))).commands.count == 1)
-        for second in 2..<60 { _ = stage.fold(&state, .fanout(record("m\(second)", at: Int64(second)))) }
-        let again = stage.fold(&state, .fanout(record("m1", at: 1)))
+        return FanoutRecord(
+            at: EventTime(rfc3339: t0)!.adding(milliseconds: seconds * 1000), recipientId: "bob",
+            conversationId: "dm", messageId: id, notificationType: "message", content: content, late: late)
+    }
+
+    /// Stage 1 writes a fanout record again after a crash, far from the first: routed once.
+    @Test func aFanoutRecordWrittenAgainLaterIsRecognised() throws {
+        let (stage, bob) = try Self.bobsRoute()
+        var state = bob
+        #expect(stage.fold(&state, .fanout(Self.directRecord("m1", at: 1))).commands.count == 1)
+        for second in 2..<60 { _ = stage.fold(&state, .fanout(Self.directRecord("m\(second)", at: Int64(second)))) }
+        let again = stage.fold(&state, .fanout(Self.directRecord("m1", at: 1)))
         #expect(again.commands.isEmpty)
         #expect(again.decisions.map(\.reason) == [.alreadyApplied])
         #expect(state.entries["bob"]?.badge == 59)
         // Restored from its changelog record, the state still knows.
         var restored = RouteState()
         try restored.restore("bob", state.snapshot("bob"), recentEventIds: [])
-        #expect(stage.fold(&restored, .fanout(record("m30", at: 30))).decisions.map(\.reason) == [.alreadyApplied])
+        #expect(
+            stage.fold(&restored, .fanout(Self.directRecord("m30", at: 30))).decisions.map(\.reason) == [
+                .alreadyApplied
+            ])
+    }
+
+    /// A message its producer wrote later than the lateness behind a later one of its conversation
+    /// reaches stage 2 after it, marked late by stage 1: it is routed, not taken for a copy, and a
+    /// copy of it written again after a crash is recognised by its id, also after a restore.
+    @Test func aLateMessageIsRoutedAndACopyOfItRecognised() throws {
+        let (stage, bob) = try Self.bobsRoute()
+        var state = bob
+        #expect(stage.fold(&state, .fanout(Self.directRecord("m2", at: 2))).commands.count == 1)
+        #expect(stage.fold(&state, .fanout(Self.directRecord("m1", at: 1, late: true))).commands.count == 1)
+        #expect(state.entries["bob"]?.badge == 2)
+        // Copies, past the last event ids remembered: the late one by its id, the other by its time.
+        for second in 3..<60 { _ = stage.fold(&state, .fanout(Self.directRecord("m\(second)", at: Int64(second)))) }
+        for copy in [Self.directRecord("m1", at: 1, late: true), Self.directRecord("m2", at: 2)] {
+            #expect(stage.fold(&state, .fanout(copy)).decisions.map(\.reason) == [.alreadyApplied])
+        }
+        #expect(state.entries["bob"]?.badge == 59)
+        var restored = RouteState()
+        try restored.restore("bob", state.snapshot("bob"), recentEventIds: [])
+        let again = stage.fold(&restored, .fanout(Self.directRecord("m1", at: 1, late: true)))
+        #expect(again.decisions.map(\.reason) == [.alreadyApplied])
+        #expect(stage.fold(&restored, .fanout(Self.directRecord("m0", at: 0, late: true))).commands.count == 1)
     }
 }

@@ -34,7 +34,7 @@ import Testing
         #expect(behind.records.isEmpty, "a later message of the same conversation waits behind the held one")
         let other = stage.fold(&state, .message(events.message("m3", in: "c2", from: "alice", at: 1.4)))
         #expect(other.records.map(\.messageId) == ["m3"], "other conversations are not held")
-        #expect(other.touchedKeys.isEmpty)
+        #expect(other.touchedKeys == ["c2"], "its entry keeps the time of its latest message")
 
         let resolved = stage.fold(&state, .identityUpdated(events.identity("frank", "Frank", at: 1.5)))
         #expect(resolved.records.map(\.messageId) == ["m1", "m1", "m2", "m2"])
@@ -42,6 +42,43 @@ import Testing
         #expect(resolved.records.first?.content.subtitle == "Frank")
         #expect(state.entries["c1"]?.held.isEmpty == true)
         #expect(resolved.touchedKeys == ["c1"])
+    }
+
+    /// A message folded after a later one of its conversation (its producer wrote it late) goes out
+    /// marked late, so that stage 2 does not take it for a copy; its changelog entry remembers.
+    @Test func aMessageOlderThanOneFannedOutBeforeGoesOutLate() throws {
+        var events = EventFactory()
+        var state = prepared(&events)
+        let later = stage.fold(&state, .message(events.message("m2", in: "c2", from: "alice", at: 2)))
+        #expect(later.records.map(\.late) == [false])
+        #expect(later.touchedKeys == ["c2"])
+        let late = stage.fold(&state, .message(events.message("m1", in: "c2", from: "alice", at: 1)))
+        #expect(late.records.map(\.messageId) == ["m1"])
+        #expect(late.records.map(\.late) == [true])
+        #expect(CoreJSON.encode(late.records[0]) == CoreJSON.encode(late.records[0].jsonValue))
+        #expect(try FanoutRecord(reading: FieldReader(late.records[0].jsonValue)).late)
+        let other = stage.fold(&state, .message(events.message("m3", in: "c1", from: "alice", at: 1.5)))
+        #expect(other.records.allSatisfy { !$0.late }, "only a later message of its own conversation counts")
+
+        var restored = FanoutState()
+        try restored.restore("c2", state.snapshot("c2"))
+        #expect(restored.entries["c2"]?.latestAt == EventFactory.time(2))
+    }
+
+    /// A late message held behind one waiting for its sender's identity is marked late too, when it
+    /// goes out after a later one.
+    @Test func aLateMessageHeldBehindAWaitingOneGoesOutLate() {
+        var events = EventFactory()
+        var state = prepared(&events)
+        for message in [
+            events.message("m1", in: "c1", from: "frank", at: 1), events.message("m3", in: "c1", from: "alice", at: 3),
+            events.message("m2", in: "c1", from: "alice", at: 2),
+        ] {
+            #expect(stage.fold(&state, .message(message)).records.isEmpty)
+        }
+        let released = stage.fold(&state, .identityUpdated(events.identity("frank", "Frank", at: 3.5)))
+        #expect(released.records.map(\.messageId) == ["m1", "m1", "m3", "m3", "m2", "m2"])
+        #expect(released.records.map(\.late) == [false, false, false, false, true, true])
     }
 
     @Test func theWaitEndsInEventTimeWithTheHandleAsFallback() {
