@@ -34,9 +34,9 @@ public struct FanoutRecord: Sendable, Hashable, Codable, JSONRepresentable {
     /// the event time it was released at, the identity's time or the end of the wait. Stage 2 folds
     /// the record at that time, so the conversations that were not held flow past it in every run.
     public var releasedAt: EventTime? { storage.members.releasedAt }
-    /// Stage 1 folded the message after a later one of its task (its producer wrote it later than
-    /// `pipeline.lateness` behind): stage 2 applies it also when a later message of its conversation
-    /// went first, and remembers it by id, so that a copy written again after a crash is recognised.
+    /// Stage 1 fanned the message out after a later one of its conversation (its producer wrote it
+    /// later than `pipeline.lateness` behind): stage 2 routes it although that later one went first,
+    /// and remembers it by id, so that a copy written again after a crash is recognised.
     public var late: Bool { storage.members.late }
 
     public var key: String { recipientId }
