@@ -115,7 +115,10 @@ struct PipelineBenchmark: AsyncParsableCommand {
                         }
                     }
                 },
-                onProduced: { _, commands, _ in acknowledged.record(commands) },
+                onProduced: { records, commands, _ in
+                    acknowledged.record(commands)
+                    hops.acknowledged(records)
+                },
                 onReleasedByMaximumWait: { _, count in forced.add(count, ordering: .relaxed) }),
             logger: logger)
         let running = Task { try await pipeline.run() }
@@ -331,6 +334,8 @@ final class Sent: Sendable {
 final class HopClock: Sendable {
     private struct Batches {
         var consumed: [(at: ContinuousClock.Instant, records: [KafkaRecord])] = []
+        /// Stage 1's records as the broker acknowledged them (stage 2's are the commands' clock).
+        var acknowledged: [(at: ContinuousClock.Instant, records: [OutgoingRecord])] = []
     }
 
     private let batches = Mutex(Batches())
@@ -344,18 +349,39 @@ final class HopClock: Sendable {
         }
     }
 
-    /// When stage 1 consumed each message and stage 2 its fanout record, by message id.
-    private func arrivals() -> (fanout: [String: ContinuousClock.Instant], route: [String: ContinuousClock.Instant]) {
+    /// Keeps the records a stage made, with the time the broker acknowledged them; only stage 1's
+    /// fanout records are looked at, after the run.
+    func acknowledged(_ records: [OutgoingRecord]) {
+        let now = ContinuousClock.now
+        batches.withLock { batches in
+            batches.acknowledged.append((now, records))
+        }
+    }
+
+    /// When stage 1 consumed each message, when its first fanout record was acknowledged, and when
+    /// stage 2 consumed that record, by message id.
+    private func arrivals() -> (
+        fanout: [String: ContinuousClock.Instant], written: [String: ContinuousClock.Instant],
+        route: [String: ContinuousClock.Instant]
+    ) {
         var fanout: [String: ContinuousClock.Instant] = [:]
+        var written: [String: ContinuousClock.Instant] = [:]
         var route: [String: ContinuousClock.Instant] = [:]
-        for (at, records) in batches.withLock({ $0.consumed }) {
+        let (consumed, acknowledged) = batches.withLock { ($0.consumed, $0.acknowledged) }
+        for (at, records) in consumed {
             for record in records {
                 guard let id = Self.messageId(in: record.value) else { continue }
                 if record.topic == Topic.messages { fanout[id] = fanout[id] ?? at }
                 if record.topic == Topic.fanout { route[id] = route[id] ?? at }
             }
         }
-        return (fanout, route)
+        for (at, records) in acknowledged {
+            for record in records where record.topic == Topic.fanout {
+                guard let id = Self.messageId(in: record.value) else { continue }
+                written[id] = written[id] ?? at
+            }
+        }
+        return (fanout, written, route)
     }
 
     /// How many of the messages `ids` each stage read, and in which partitions: where the messages
@@ -375,20 +401,24 @@ final class HopClock: Sendable {
         }.joined(separator: ", ")
     }
 
-    /// p50 and p99 of each hop: produced → consumed by stage 1 → consumed by stage 2 → command acknowledged.
+    /// p50 and p99 of each hop: produced → consumed by stage 1 → its fanout record acknowledged →
+    /// consumed by stage 2 → command acknowledged.
     func report(sent: Sent, acknowledged: CommandClock) -> String {
-        let (fanoutArrivals, routeArrivals) = arrivals()
+        let (fanoutArrivals, written, routeArrivals) = arrivals()
         let done = acknowledged.times
-        var hops: [[Double]] = [[], [], []]
+        var hops: [[Double]] = [[], [], [], []]
         for id in sent.ids {
-            guard let start = sent.time(of: id), let fanout = fanoutArrivals[id], let route = routeArrivals[id],
-                let end = done[id]
+            guard let start = sent.time(of: id), let fanout = fanoutArrivals[id], let write = written[id],
+                let route = routeArrivals[id], let end = done[id]
             else { continue }
-            for (index, (from, to)) in [(start, fanout), (fanout, route), (route, end)].enumerated() {
+            for (index, (from, to)) in [(start, fanout), (fanout, write), (write, route), (route, end)].enumerated() {
                 hops[index].append((to - from).seconds * 1000)
             }
         }
-        let names = ["produced → stage 1", "stage 1 → stage 2", "stage 2 → command acknowledged"]
+        let names = [
+            "produced → stage 1", "stage 1 → fanout acknowledged", "fanout acknowledged → stage 2",
+            "stage 2 → command acknowledged",
+        ]
         return "pipeline hops (p50 / p99 ms): "
             + zip(names, hops).map { name, values in
                 let sorted = values.sorted()
