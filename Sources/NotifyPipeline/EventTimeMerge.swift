@@ -197,6 +197,22 @@ struct EventTimeMerge<Input: Sendable>: Sendable {
     /// The task's event clock: the latest event time any input has brought, plus the wall-clock time
     /// since it was read (the freshest of its inputs, and of the stage-1 tasks' marks).
     func eventClock(now: ContinuousClock.Instant) -> Int64? {
+        eventClock(now: now, local: localWriters())
+    }
+
+    /// The local writers of each marked topic, as this merge's reader sees them now (one look at
+    /// the board per topic, for the clock and the floors alike).
+    private func localWriters() -> [String: LocalProgressBoard.Reading] {
+        guard let localMarks else { return [:] }
+        var readings: [String: LocalProgressBoard.Reading] = [:]
+        for topic in markedTopics.keys {
+            readings[topic] = localMarks.writers(of: topic, partition: partition, seen: sequencesRead[topic] ?? [:])
+        }
+        return readings
+    }
+
+    /// ``eventClock(now:)`` with the local writers as `local` says.
+    private func eventClock(now: ContinuousClock.Instant, local: [String: LocalProgressBoard.Reading]) -> Int64? {
         var clock: Int64?
         for source in sources.values {
             guard let latest = source.latest else { continue }
@@ -209,10 +225,9 @@ struct EventTimeMerge<Input: Sendable>: Sendable {
             }
         }
         // The local writers' marks too: their readers here may hear them only from the board.
-        for topic in markedTopics.keys {
-            localMarks?.forEachMark(of: topic, partition: partition, seen: sequencesRead[topic] ?? [:]) {
-                _, mark, madeAt in
-                guard let time = Self.clockTime(of: mark, heardAt: madeAt, now: now) else { return }
+        for reading in local.values {
+            for (_, mark, madeAt) in reading.current {
+                guard let time = Self.clockTime(of: mark, heardAt: madeAt, now: now) else { continue }
                 clock = max(clock ?? .min, time)
             }
         }
@@ -231,8 +246,8 @@ struct EventTimeMerge<Input: Sendable>: Sendable {
     }
 
     /// Keeps the event clock as it is now (see ``settledClock(now:)``).
-    private mutating func noteClock(now: ContinuousClock.Instant) {
-        guard let clock = eventClock(now: now) else { return }
+    private mutating func noteClock(_ clock: Int64?, now: ContinuousClock.Instant) {
+        guard let clock else { return }
         clockSamples.append((now, clock))
         let horizon = now - .milliseconds(lateness)
         if let settled = clockSamples.lastIndex(where: { $0.wall <= horizon }), settled > 0 {
@@ -249,7 +264,12 @@ struct EventTimeMerge<Input: Sendable>: Sendable {
     /// has not seen yet (its high watermark is news of the last fetch) is not taken as read past
     /// times the burst reached since.
     func settledClock(now: ContinuousClock.Instant) -> Int64? {
-        guard let clock = eventClock(now: now) else { return nil }
+        settledClock(eventClock(now: now), now: now)
+    }
+
+    /// ``settledClock(now:)`` of the event clock `clock` (``eventClock(now:)``).
+    private func settledClock(_ clock: Int64?, now: ContinuousClock.Instant) -> Int64? {
+        guard let clock else { return nil }
         let horizon = now - .milliseconds(lateness)
         var settled = clock.saturating(minus: lateness)
         if let sample = clockSamples.last(where: { $0.wall <= horizon }) {
@@ -262,7 +282,15 @@ struct EventTimeMerge<Input: Sendable>: Sendable {
 
     /// The earliest event time an input can still bring (`.max`: none can bring anything).
     func floor(now: ContinuousClock.Instant) -> Int64 {
-        let settled = settledClock(now: now)
+        let local = localWriters()
+        return floor(now: now, clock: eventClock(now: now, local: local), local: local)
+    }
+
+    /// ``floor(now:)`` with the event clock `clock` and the local writers as `local` says.
+    private func floor(now: ContinuousClock.Instant, clock: Int64?, local: [String: LocalProgressBoard.Reading])
+        -> Int64
+    {
+        let settled = settledClock(clock, now: now)
         var floor = Int64.max
         for source in sources.values {
             floor = min(floor, source.lagging ? source.latest ?? .min : settled ?? .max)
@@ -273,12 +301,10 @@ struct EventTimeMerge<Input: Sendable>: Sendable {
             var writerFloors = [Int64](repeating: .min, count: Int(writers))
             for (task, heard) in marks[topic] ?? [:] where task >= 0 && task < writers {
                 // A mark this instance wrote, of a task it still holds, moves on with the clock.
-                let alive = heard.local && localMarks?.holds(topic: topic, task: task) == true
+                let alive = heard.local && local[topic]?.held.contains(task) == true
                 writerFloors[Int(task)] = writerFloor(of: heard.mark, alive: alive ? heard.readAt : nil, now: now)
             }
-            localMarks?.forEachMark(of: topic, partition: partition, seen: sequencesRead[topic] ?? [:]) {
-                task, mark, madeAt in
-                guard task >= 0 && task < writers else { return }
+            for (task, mark, madeAt) in local[topic]?.current ?? [] where task >= 0 && task < writers {
                 writerFloors[Int(task)] = max(writerFloors[Int(task)], writerFloor(of: mark, alive: madeAt, now: now))
             }
             floor = min(floor, writerFloors.min() ?? .max)
@@ -339,9 +365,11 @@ struct EventTimeMerge<Input: Sendable>: Sendable {
     /// Takes out, in order, the records that may be folded now: those below every floor, and
     /// those that waited ``maximumWait`` (with everything before them). `forced` counts the latter.
     mutating func release(now: ContinuousClock.Instant, forced: inout Int) -> [DecodedInput<Input>] {
-        noteClock(now: now)
+        let local = localWriters()
+        let clock = eventClock(now: now, local: local)
+        noteClock(clock, now: now)
         guard let first = places.min else { return [] }
-        let floor = floor(now: now)
+        let floor = floor(now: now, clock: clock, local: local)
         // The latest place among the overdue records: it and everything before it go now.
         var overdue: Place?
         for arrival in arrivals {

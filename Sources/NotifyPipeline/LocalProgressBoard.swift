@@ -90,7 +90,7 @@ final class LocalProgressBoard: Sendable {
     /// The fences of `task` writing `topic`, if it has written none since it was taken: a value-less
     /// record to each of `partitions`, numbered like its other records (the caller adds its mark).
     /// A reader that has read its fence knows it has read whatever the task's earlier owners wrote
-    /// there, and takes the task's local marks from then on (``forEachMark(of:partition:seen:_:)``).
+    /// there, and takes the task's local marks from then on (``writers(of:partition:seen:)``).
     func fence(topic: String, task: Int32, partitions: Int32) -> [OutgoingRecord]? {
         writers.withLock { writers in
             var writer = writers[topic]?[task] ?? Writer()
@@ -139,27 +139,29 @@ final class LocalProgressBoard: Sendable {
         }
     }
 
-    /// Calls `body` with the latest mark (and when it was made) of each local writer of `topic` that
-    /// has written to `partition` and whose every record there the reader has read (`seen`: writer →
-    /// the highest sequence number read from it).
-    func forEachMark(
-        of topic: String, partition: Int32, seen: [Int32: Int64],
-        _ body: (_ task: Int32, _ mark: ProgressMark, _ madeAt: ContinuousClock.Instant) -> Void
-    ) {
-        writers.withLock { writers in
-            for (task, writer) in writers[topic] ?? [:] {
-                guard let madeAt = writer.madeAt, let last = writer.lastSequence[partition], last == seen[task] else {
-                    continue
-                }
-                body(task, writer.mark, madeAt)
-            }
-        }
+    /// The local writers of one topic as one reader sees them at one moment (``writers(of:partition:seen:)``).
+    struct Reading: Sendable {
+        /// The latest mark, and when it was made, of each local writer that has written to the
+        /// reader's partition and whose every record there the reader has read.
+        var current: [(task: Int32, mark: ProgressMark, madeAt: ContinuousClock.Instant)] = []
+        /// The writer tasks that are this instance's now (they published a mark and were not given up since).
+        var held: Set<Int32> = []
     }
 
-    /// Whether `task`, writing `topic`, is this instance's now (it published a mark and was not
-    /// given up since).
-    func holds(topic: String, task: Int32) -> Bool {
-        writers.withLock { $0[topic]?[task]?.madeAt != nil }
+    /// The local writers of `topic` as the reader of `partition` sees them, having read their records
+    /// up to the sequence numbers in `seen` (writer → the highest read): taken under one lock, so a
+    /// merge computing its clock and floors asks once.
+    func writers(of topic: String, partition: Int32, seen: [Int32: Int64]) -> Reading {
+        writers.withLock { writers in
+            var reading = Reading()
+            for (task, writer) in writers[topic] ?? [:] {
+                guard let madeAt = writer.madeAt else { continue }
+                reading.held.insert(task)
+                guard let last = writer.lastSequence[partition], last == seen[task] else { continue }
+                reading.current.append((task, writer.mark, madeAt))
+            }
+            return reading
+        }
     }
 
     /// The ``header`` of a mark record this board's instance sends: its token, and no sequence

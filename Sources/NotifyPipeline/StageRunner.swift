@@ -96,14 +96,14 @@ actor StageRunner<Logic: StageLogic> {
         var output = TaskOutput()
         let lag = try? consumer?.lag()
         let now = ContinuousClock.now
-        let clock = instanceClock(now: now)
+        var clock = InstanceClock()
         for (partition, records) in byPartition.sorted(by: { $0.key < $1.key }) {
             guard tasks[partition] != nil else {
                 logger.debug("Records of a partition given up are dropped", metadata: ["partition": "\(partition)"])
                 continue
             }
             output.append(
-                work(partition, now: now, clock: clock) {
+                work(partition, now: now, clock: &clock) {
                     $0.process(records, logic: logic, limits: limits, lag: lag, now: now)
                 })
         }
@@ -127,13 +127,13 @@ actor StageRunner<Logic: StageLogic> {
     func broadcast(_ records: [KafkaRecord], of topic: String, lagging: [Int32: Bool]) async throws {
         var output = TaskOutput()
         let now = ContinuousClock.now
-        let clock = instanceClock(now: now)
+        var clock = InstanceClock()
         let lagging = Dictionary(uniqueKeysWithValues: lagging.map { (Self.source(topic, $0.key), $0.value) })
         heardLag.merge(lagging) { $1 }
         for record in records { heardRecords[record.topicPartition, default: [:]][record.key ?? []] = record }
         for partition in tasks.keys.sorted() {
             output.append(
-                work(partition, now: now, clock: clock) { task in
+                work(partition, now: now, clock: &clock) { task in
                     task.hear(
                         records, source: { Self.source($0.topic, $0.partition) }, lagging: lagging, logic: logic,
                         limits: limits, now: now)
@@ -145,18 +145,27 @@ actor StageRunner<Logic: StageLogic> {
     /// The merge's name for one partition of a topic every task reads.
     static func source(_ topic: String, _ partition: Int32) -> String { "\(topic)#\(partition)" }
 
+    /// The instance's event clock at one moment (``instanceClock(now:)``), computed the first time a
+    /// task's records need it: it looks at every task, and most passes over the tasks make no records.
+    private struct InstanceClock {
+        var value: Int64??
+    }
+
     /// Runs `body` on a task, taken out of the table while it works (so its state is changed in
-    /// place, not copied), and marks the records it made with the task's progress; `clock` is the
-    /// instance's event clock as the batch began (see ``instanceClock(now:)``).
+    /// place, not copied), and marks the records it made with the task's progress, as of the
+    /// instance's event clock `clock` (computed at the first task that needs it, then kept).
     private func work(
-        _ partition: Int32, now: ContinuousClock.Instant, clock: Int64?,
+        _ partition: Int32, now: ContinuousClock.Instant, clock: inout InstanceClock,
         _ body: (inout PartitionTask<Logic>) -> TaskOutput
     ) -> TaskOutput {
         guard var task = tasks.removeValue(forKey: partition) else { return TaskOutput() }
         var output = body(&task)
+        tasks[partition] = task
         if output.records.contains(where: { !$0.value.isEmpty }) {
+            let current = clock.value ?? instanceClock(now: now)
+            clock.value = current
             for (topic, partitions) in markTargets {
-                let mark = task.progressMark(for: topic, logic: logic, instanceClock: clock, now: now)
+                let mark = task.progressMark(for: topic, logic: logic, instanceClock: current, now: now)
                 task.stampMarks(&output.records, topic: topic, mark: mark)
                 if let localMarks = merge.localMarks {
                     // Numbered in the partitions the readers own the keys of, whatever the producer's partitioner.
@@ -171,7 +180,6 @@ actor StageRunner<Logic: StageLogic> {
                 }
             }
         }
-        tasks[partition] = task
         return output
     }
 
@@ -242,10 +250,10 @@ actor StageRunner<Logic: StageLogic> {
         let now = ContinuousClock.now
         let waiting = tasks.keys.filter { tasks[$0]?.merge.earliest != nil }.sorted()
         guard !waiting.isEmpty else { return false }
-        let clock = instanceClock(now: now)
+        var clock = InstanceClock()
         var output = TaskOutput()
         for partition in waiting {
-            output.append(work(partition, now: now, clock: clock) { $0.releaseDue(logic: logic, now: now) })
+            output.append(work(partition, now: now, clock: &clock) { $0.releaseDue(logic: logic, now: now) })
         }
         try await send(output)
         return tasks.values.contains { $0.merge.earliest != nil }
@@ -258,10 +266,11 @@ actor StageRunner<Logic: StageLogic> {
         let lag = try? consumer?.lag()
         if let lag, !lag.isEmpty { observer.onLag(lag) }
         let now = ContinuousClock.now
-        let clock = instanceClock(now: now)
+        var clock = InstanceClock()
         var output = TaskOutput()
         for partition in tasks.keys.sorted() {
-            output.append(work(partition, now: now, clock: clock) { $0.advanceClock(logic: logic, lag: lag, now: now) })
+            output.append(
+                work(partition, now: now, clock: &clock) { $0.advanceClock(logic: logic, lag: lag, now: now) })
         }
         if processedSinceTick {
             saveIfDue(into: &output)
@@ -323,8 +332,9 @@ actor StageRunner<Logic: StageLogic> {
             }
             if !heard.isEmpty {
                 let now = ContinuousClock.now
+                var clock = InstanceClock()
                 tableOutput.append(
-                    work(partition, now: now, clock: instanceClock(now: now)) { task in
+                    work(partition, now: now, clock: &clock) { task in
                         task.hear(
                             heard, source: { Self.source($0.topic, $0.partition) }, lagging: heardLag, logic: logic,
                             limits: limits, now: now)
