@@ -224,9 +224,9 @@ struct EventTimeMerge<Input: Sendable>: Sendable {
                 clock = max(clock ?? .min, time)
             }
         }
-        // The local writers' marks too: their readers here may hear them only from the board.
+        // The local writers' marks too (of those whose every record here is read): their readers here may hear them only from the board.
         for reading in local.values {
-            for (_, mark, madeAt) in reading.current {
+            for (_, mark, madeAt, unread) in reading.current where unread == .max {
                 guard let time = Self.clockTime(of: mark, heardAt: madeAt, now: now) else { continue }
                 clock = max(clock ?? .min, time)
             }
@@ -304,8 +304,10 @@ struct EventTimeMerge<Input: Sendable>: Sendable {
                 let alive = heard.local && local[topic]?.held.contains(task) == true
                 writerFloors[Int(task)] = writerFloor(of: heard.mark, alive: alive ? heard.readAt : nil, now: now)
             }
-            for (task, mark, madeAt) in local[topic]?.current ?? [] where task >= 0 && task < writers {
-                writerFloors[Int(task)] = max(writerFloors[Int(task)], writerFloor(of: mark, alive: madeAt, now: now))
+            // A local writer's records not read yet bring their own times; after them, its mark holds.
+            for (task, mark, madeAt, unread) in local[topic]?.current ?? [] where task >= 0 && task < writers {
+                let local = min(writerFloor(of: mark, alive: madeAt, now: now), unread)
+                writerFloors[Int(task)] = max(writerFloors[Int(task)], local)
             }
             floor = min(floor, writerFloors.min() ?? .max)
         }

@@ -1,3 +1,4 @@
+import DequeModule
 import NotifyKafka
 import Synchronization
 
@@ -21,14 +22,68 @@ import Synchronization
 /// a writer need not send its marks through Kafka to a partition whose reader is in this instance
 /// and has read its every record there (``currentWriters(topic:)``), which spares a well-partitioned
 /// run the mark records of its repartition topics.
+///
+/// A busy writer nearly always has records on their way to a partition, so its reader there would
+/// seldom find every record read; the board therefore also keeps the event times of the records a
+/// local writer numbered to a partition with a local reader (``Unread``): the earliest time that
+/// writer can still bring there is then the earlier of its mark and the earliest of those not read yet.
 final class LocalProgressBoard: Sendable {
     /// A writer task's latest mark, when it was made, the sequence number of the latest record it
-    /// wrote to each partition, and whether it wrote its fences since it was taken.
+    /// wrote to each partition, whether it wrote its fences since it was taken, and, per partition
+    /// with a local reader, the times of its records there that the reader may not have read.
     struct Writer: Sendable {
         var mark: ProgressMark = .finished
         var madeAt: ContinuousClock.Instant?
         var lastSequence: [Int32: Int64] = [:]
         var fenced = false
+        var unread: [Int32: Unread] = [:]
+
+        /// Gives the next sequence number in `partition` to a record of event time `time` (`.max`:
+        /// a fence, which brings no record; `.min`: a record whose time is not known).
+        mutating func next(in partition: Int32, time: Int64) -> Int64 {
+            let sequence = (lastSequence[partition] ?? 0) + 1
+            lastSequence[partition] = sequence
+            unread[partition]?.append(sequence: sequence, time: time)
+            return sequence
+        }
+    }
+
+    /// The event times of the records one writer numbered to one partition after ``trackedAfter``,
+    /// as far as the earliest of those its local reader has not read yet: a sliding-window minimum,
+    /// (sequence, time) pairs with rising times, so the first of those after what the reader has
+    /// read is that earliest time.
+    struct Unread: Sendable {
+        /// The records numbered up to this one are not tracked (numbered before the reader came, or
+        /// before the window last overflowed): a reader that has not read them learns nothing here.
+        var trackedAfter: Int64
+        private var minima: Deque<(sequence: Int64, time: Int64)> = []
+        /// At most this many pairs are kept (records with rising times, unread: a reader far behind);
+        /// beyond, tracking starts again from the latest record.
+        static let limit = 1_024
+
+        init(trackedAfter: Int64) {
+            self.trackedAfter = trackedAfter
+        }
+
+        mutating func append(sequence: Int64, time: Int64) {
+            while let last = minima.last, last.time >= time { minima.removeLast() }
+            minima.append((sequence, time))
+            if minima.count > Self.limit { restart(after: sequence) }
+        }
+
+        /// Forgets what was tracked: the records up to `sequence` are not known any more.
+        mutating func restart(after sequence: Int64) {
+            trackedAfter = sequence
+            minima.removeAll()
+        }
+
+        /// The earliest event time among the records after `seen` (`.max`: there are none), if every
+        /// one of them is tracked; forgets those up to `seen`.
+        mutating func earliest(after seen: Int64) -> Int64? {
+            guard seen >= trackedAfter else { return nil }
+            while let first = minima.first, first.sequence <= seen { minima.removeFirst() }
+            return minima.first?.time ?? .max
+        }
     }
 
     /// The header carrying `<token>:<sequence>` on records of marked topics.
@@ -49,14 +104,12 @@ final class LocalProgressBoard: Sendable {
     /// ``header``.
     func number(_ records: inout [OutgoingRecord], topic: String, task: Int32) {
         writers.withLock { writers in
-            var writer = writers[topic]?[task] ?? Writer()
             for index in records.indices where records[index].topic == topic && !records[index].value.isEmpty {
                 guard let partition = records[index].partition else { continue }
-                let sequence = (writer.lastSequence[partition] ?? 0) + 1
-                writer.lastSequence[partition] = sequence
+                let sequence = writers[topic, default: [:]][task, default: Writer()].next(
+                    in: partition, time: records[index].timestampMilliseconds ?? .min)
                 records[index].headers.append(KafkaHeader(name: Self.header, string: "\(token):\(sequence)"))
             }
-            writers[topic, default: [:]][task] = writer
         }
     }
 
@@ -80,7 +133,10 @@ final class LocalProgressBoard: Sendable {
                     guard var writer = writers[topic]?[task] else { continue }
                     writer.madeAt = nil
                     writer.fenced = false
-                    for partition in writer.lastSequence.keys { writer.lastSequence[partition]! += 1 }
+                    for partition in writer.lastSequence.keys {
+                        writer.lastSequence[partition]! += 1
+                        writer.unread[partition]?.restart(after: writer.lastSequence[partition]!)
+                    }
                     writers[topic]?[task] = writer
                 }
             }
@@ -97,8 +153,7 @@ final class LocalProgressBoard: Sendable {
             guard !writer.fenced else { return nil }
             writer.fenced = true
             let fences = (0..<partitions).map { partition in
-                let sequence = (writer.lastSequence[partition] ?? 0) + 1
-                writer.lastSequence[partition] = sequence
+                let sequence = writer.next(in: partition, time: .max)
                 return OutgoingRecord(
                     topic: topic, key: nil, value: [],
                     headers: [KafkaHeader(name: Self.header, string: "\(token):\(sequence)")], partition: partition)
@@ -110,16 +165,31 @@ final class LocalProgressBoard: Sendable {
 
     /// Says that the reader of `partition` of `topic` in this instance has read its local writers'
     /// records up to the sequence numbers in `seen` (writer → the highest read).
+    /// The local writers' records to that partition are tracked from then on (``Unread``).
     func noteRead(topic: String, partition: Int32, seen: [Int32: Int64]) {
         readers.withLock { $0[topic, default: [:]][partition] = seen }
+        writers.withLock { writers in
+            for task in writers[topic]?.keys.map({ $0 }) ?? [] where writers[topic]![task]!.unread[partition] == nil {
+                let last = writers[topic]![task]!.lastSequence[partition] ?? 0
+                writers[topic]![task]!.unread[partition] = Unread(trackedAfter: last)
+            }
+        }
     }
 
     /// Forgets the readers of `partitions` of `topics`, given up (their next owner may be another
     /// instance): their writers send their marks through Kafka again.
     func forgetReaders(of topics: some Sequence<String>, partitions: [Int32]) {
+        let topics = Array(topics)
         readers.withLock { readers in
             for topic in topics {
                 for partition in partitions { readers[topic]?[partition] = nil }
+            }
+        }
+        writers.withLock { writers in
+            for topic in topics {
+                for task in writers[topic]?.keys.map({ $0 }) ?? [] {
+                    for partition in partitions { writers[topic]![task]!.unread[partition] = nil }
+                }
             }
         }
     }
@@ -142,8 +212,9 @@ final class LocalProgressBoard: Sendable {
     /// The local writers of one topic as one reader sees them at one moment (``writers(of:partition:seen:)``).
     struct Reading: Sendable {
         /// The latest mark, and when it was made, of each local writer that has written to the
-        /// reader's partition and whose every record there the reader has read.
-        var current: [(task: Int32, mark: ProgressMark, madeAt: ContinuousClock.Instant)] = []
+        /// reader's partition and whose records there the reader has read up to its first tracked
+        /// one, with the earliest event time of those it has not read (`.max`: it has read them all).
+        var current: [(task: Int32, mark: ProgressMark, madeAt: ContinuousClock.Instant, unread: Int64)] = []
         /// The writer tasks that are this instance's now (they published a mark and were not given up since).
         var held: Set<Int32> = []
     }
@@ -154,12 +225,21 @@ final class LocalProgressBoard: Sendable {
     func writers(of topic: String, partition: Int32, seen: [Int32: Int64]) -> Reading {
         writers.withLock { writers in
             var reading = Reading()
-            for (task, writer) in writers[topic] ?? [:] {
-                guard let madeAt = writer.madeAt else { continue }
+            // Taken out and put back, so that the unread records are forgotten in place.
+            guard var byTask = writers.removeValue(forKey: topic) else { return reading }
+            for index in byTask.indices {
+                let task = byTask.keys[index]
+                guard let madeAt = byTask.values[index].madeAt else { continue }
                 reading.held.insert(task)
-                guard let last = writer.lastSequence[partition], last == seen[task] else { continue }
-                reading.current.append((task, writer.mark, madeAt))
+                guard let last = byTask.values[index].lastSequence[partition], let read = seen[task] else { continue }
+                let mark = byTask.values[index].mark
+                if last == read {
+                    reading.current.append((task, mark, madeAt, .max))
+                } else if let unread = byTask.values[index].unread[partition]?.earliest(after: read) {
+                    reading.current.append((task, mark, madeAt, unread))
+                }
             }
+            writers[topic] = byTask
             return reading
         }
     }

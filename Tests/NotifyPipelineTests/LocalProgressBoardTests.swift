@@ -65,6 +65,54 @@ import Testing
         #expect(merge.release(now: now + .milliseconds(1), forced: &forced).map(\.input) == [5])
     }
 
+    /// A local writer nearly always has records on their way to a busy reader: it holds that reader
+    /// to their times, not to its own older mark heard through Kafka, and to nothing later than them.
+    @Test func aWritersRecordsOnTheirWayHoldItsReaderAtTheirTimes() throws {
+        let now = ContinuousClock.now
+        let board = LocalProgressBoard()
+        var merge = Self.merge(reading: 0, on: board)
+        let base = try EventTimeMergeTests.input(0, at: 0).event.order.milliseconds
+        func records(at seconds: [Int64]) -> [OutgoingRecord] {
+            seconds.map {
+                OutgoingRecord(
+                    topic: "marked", key: nil, value: [1], partition: 0, timestampMilliseconds: base + $0 * 1_000)
+            }
+        }
+        var read = records(at: [1])
+        board.number(&read, topic: "marked", task: 0)
+        merge.noteSequence(topic: "marked", task: 0, try sequence(read[0], on: board))
+        merge.publishReads()  // The reader is here: the writer's records to it are tracked from now on.
+        var onTheirWay = records(at: [5, 7])
+        board.number(&onTheirWay, topic: "marked", task: 0)
+        board.publish(.at(base + 10_000), topic: "marked", task: 0, at: now)
+        merge.add(try EventTimeMergeTests.input(4, at: 4), source: "a", now: now)
+        merge.add(try EventTimeMergeTests.input(6, at: 6), source: "a", now: now)
+        var forced = 0
+        #expect(merge.release(now: now + .milliseconds(1), forced: &forced).map(\.input) == [4])
+        merge.noteSequence(topic: "marked", task: 0, try sequence(onTheirWay[0], on: board))
+        #expect(
+            merge.release(now: now + .milliseconds(1), forced: &forced).map(\.input) == [6],
+            "the record of second 5 is read, the next on its way is of second 7")
+    }
+
+    /// The times of a writer's records on their way are kept only as far as the reader can use them:
+    /// past what a reader far behind lets be kept, the records before are not known any more.
+    @Test func aReaderFarBehindLearnsNothingOfTheRecordsNotKept() {
+        var unread = LocalProgressBoard.Unread(trackedAfter: 10)
+        #expect(unread.earliest(after: 9) == nil, "record 10 was written before the reader came")
+        #expect(unread.earliest(after: 10) == .max, "nothing on its way")
+        unread.append(sequence: 11, time: 500)
+        unread.append(sequence: 12, time: 400)
+        unread.append(sequence: 13, time: 600)
+        #expect(unread.earliest(after: 10) == 400)
+        #expect(unread.earliest(after: 12) == 600)
+        for sequence in 14...Int64(14 + LocalProgressBoard.Unread.limit) {
+            unread.append(sequence: sequence, time: sequence)
+        }
+        #expect(unread.earliest(after: 13) == nil)
+        #expect(unread.earliest(after: Int64(14 + LocalProgressBoard.Unread.limit)) == .max)
+    }
+
     /// A writer's marks need not go through Kafka to a partition whose local reader has read its every
     /// record there; they must again once it writes more, or once the reader is given up.
     @Test func aWriterIsCurrentForAReaderThatReadItsEveryRecord() throws {
