@@ -220,26 +220,31 @@ struct EventTimeMerge<Input: Sendable>: Sendable {
         }
         for writers in marks.values {
             for (mark, readAt, _) in writers.values {
-                guard let time = Self.clockTime(of: mark, heardAt: readAt, now: now) else { continue }
+                guard let time = clockTime(of: mark, heardAt: readAt, now: now) else { continue }
                 clock = max(clock ?? .min, time)
             }
         }
         // The local writers' marks too (of those whose every record here is read): their readers here may hear them only from the board.
         for reading in local.values {
             for (_, mark, madeAt, unread) in reading.current where unread == .max {
-                guard let time = Self.clockTime(of: mark, heardAt: madeAt, now: now) else { continue }
+                guard let time = clockTime(of: mark, heardAt: madeAt, now: now) else { continue }
                 clock = max(clock ?? .min, time)
             }
         }
         return clock
     }
 
-    /// What a writer's mark, heard at `heardAt`, says of the event clock now.
-    private static func clockTime(of mark: ProgressMark, heardAt: ContinuousClock.Instant, now: ContinuousClock.Instant)
+    /// What a writer's mark, heard at `heardAt`, says of the event clock now. A writer whose inputs
+    /// are read to their end sets its `.at` mark the lateness behind its own clock
+    /// (``mark(of:held:includingBuffered:instanceClock:now:)``), so the lateness is added back: a
+    /// reader whose clock comes from its writers' marks would otherwise take it off twice, and hold
+    /// its own read-to-end inputs (stage 2's tables) that much longer. (A writer whose inputs lag
+    /// marks their latest time: the reader's clock is then at most the lateness ahead of it.)
+    private func clockTime(of mark: ProgressMark, heardAt: ContinuousClock.Instant, now: ContinuousClock.Instant)
         -> Int64?
     {
         switch mark {
-        case .at(let time): time
+        case .at(let time): time == .min ? .min : time.saturating(plus: lateness)
         case .idle(let since): since.saturating(plus: (now - heardAt).milliseconds)
         case .finished: nil
         }

@@ -238,6 +238,18 @@ import Testing
         #expect(Int64.min.saturating(minus: 5) == .min)
     }
 
+    /// A writer's `.at` mark stands the lateness behind its clock; a reader's clock adds it back, so
+    /// that its own quiet inputs are held back by the lateness once, not twice.
+    @Test func aReadersClockIsItsWritersMarkPlusTheLateness() {
+        let now = ContinuousClock.now
+        var merge = EventTimeMerge<Int>(markedTopics: ["marked": 1], lateness: 10, maximumWait: .seconds(3))
+        merge.noteMark(topic: "marked", task: 0, .at(5_000), now: now)
+        merge.noteLag("side", lagging: true, now: now)
+        merge.noteLag("side", lagging: false, now: now)
+        #expect(merge.eventClock(now: now) == 5_010)
+        #expect(merge.floor(now: now) == 5_000, "the quiet side input: the clock less the lateness")
+    }
+
     /// A message of `second` (after Scenario's origin) as the merge takes it, numbered by its id.
     static func input(_ number: Int, at second: Double, offset: Int64 = 0) throws -> DecodedInput<Int> {
         let event = Scenario.message("m\(number)", in: "c\(number % 7)", from: "alice", "hi", at: second)
