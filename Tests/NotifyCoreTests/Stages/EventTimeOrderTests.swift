@@ -178,6 +178,31 @@ import Testing
             ])
     }
 
+    /// What stage 2 keeps to recognise copies is bounded by what can still be delivered: once the
+    /// longest TTL has passed since a conversation's messages, their entries go, and a copy that comes
+    /// after that makes a command that has expired already (the sinks report it `expired`).
+    @Test func copiesAreRememberedOnlyWhileTheirMessagesCanBeDelivered() throws {
+        let (stage, bob) = try Self.bobsRoute()
+        var state = bob
+        _ = stage.fold(&state, .fanout(Self.directRecord("m2", at: 2)))
+        _ = stage.fold(&state, .fanout(Self.directRecord("m1", at: 1, late: true)))
+        #expect(state.entries["bob"]?.lateMessages["dm"]?.keys.sorted() == ["m1"])
+        let ttl = stage.configuration.policies.longestTTLSeconds
+        // Past every TTL, and past the last event ids remembered.
+        for second in 3..<60 {
+            _ = stage.fold(&state, .fanout(Self.directRecord("m\(second)", at: ttl + Int64(second))))
+        }
+        #expect(state.entries["bob"]?.lateMessages.isEmpty == true, "m1 is past every TTL")
+        #expect(state.entries["bob"]?.latestMessages["dm"]?.messageIds == ["m59"])
+        let copy = stage.fold(&state, .fanout(Self.directRecord("m1", at: 1, late: true)))
+        #expect(!copy.commands.isEmpty, "nothing remembers m1 any more: it is routed again")
+        let now = try #require(state.now)
+        for command in copy.commands {
+            let expires = try #require(EventTime(rfc3339: command.expiresAt))
+            #expect(expires < now, "a copy routed again must not be deliverable")
+        }
+    }
+
     /// A message its producer wrote later than the lateness behind a later one of its conversation
     /// reaches stage 2 after it, marked late by stage 1: it is routed, not taken for a copy, and a
     /// copy of it written again after a crash is recognised by its id, also after a restore.
