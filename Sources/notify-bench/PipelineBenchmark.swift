@@ -340,8 +340,9 @@ final class HopClock: Sendable {
 
     private let batches = Mutex(Batches())
 
-    /// Keeps the batch with the time the stage consumed it. Called on the stage's actor, so
-    /// the records are only kept here (a retain) and read after the run, in ``report(sent:acknowledged:)``.
+    /// Keeps the batch with the time the stage consumed it. Called on the stage's actor, so the
+    /// records are only kept here (a retain) and read after the run, in ``report(sent:acknowledged:)``,
+    /// or when commands stop coming, in ``whereabouts(of:)``.
     func consumed(_ records: [KafkaRecord]) {
         let now = ContinuousClock.now
         batches.withLock { batches in
