@@ -196,6 +196,7 @@ import Testing
         #expect(state.entries["bob"]?.latestMessages["dm"]?.messageIds == ["m59"])
         let copy = stage.fold(&state, .fanout(Self.directRecord("m1", at: 1, late: true)))
         #expect(!copy.commands.isEmpty, "nothing remembers m1 any more: it is routed again")
+        #expect(state.entries["bob"]?.badge == 60, "and counted again in the badge")
         let now = try #require(state.now)
         for command in copy.commands {
             let expires = try #require(EventTime(rfc3339: command.expiresAt))
