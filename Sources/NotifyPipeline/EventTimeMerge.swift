@@ -224,7 +224,8 @@ struct EventTimeMerge<Input: Sendable>: Sendable {
                 clock = max(clock ?? .min, time)
             }
         }
-        // The local writers' marks too (of those whose every record here is read): their readers here may hear them only from the board.
+        // The local writers' marks too, of those whose every record here is read: their readers here
+        // may hear them only from the board.
         for reading in local.values {
             for (_, mark, madeAt, unread) in reading.current where unread == .max {
                 guard let time = clockTime(of: mark, heardAt: madeAt, now: now) else { continue }

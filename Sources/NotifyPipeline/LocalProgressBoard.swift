@@ -169,9 +169,9 @@ final class LocalProgressBoard: Sendable {
     func noteRead(topic: String, partition: Int32, seen: [Int32: Int64]) {
         readers.withLock { $0[topic, default: [:]][partition] = seen }
         writers.withLock { writers in
-            for task in writers[topic]?.keys.map({ $0 }) ?? [] where writers[topic]![task]!.unread[partition] == nil {
-                let last = writers[topic]![task]!.lastSequence[partition] ?? 0
-                writers[topic]![task]!.unread[partition] = Unread(trackedAfter: last)
+            Self.modifyWriters(of: topic, in: &writers) { _, writer in
+                guard writer.unread[partition] == nil else { return }
+                writer.unread[partition] = Unread(trackedAfter: writer.lastSequence[partition] ?? 0)
             }
         }
     }
@@ -187,8 +187,8 @@ final class LocalProgressBoard: Sendable {
         }
         writers.withLock { writers in
             for topic in topics {
-                for task in writers[topic]?.keys.map({ $0 }) ?? [] {
-                    for partition in partitions { writers[topic]![task]!.unread[partition] = nil }
+                Self.modifyWriters(of: topic, in: &writers) { _, writer in
+                    for partition in partitions { writer.unread[partition] = nil }
                 }
             }
         }
@@ -225,23 +225,28 @@ final class LocalProgressBoard: Sendable {
     func writers(of topic: String, partition: Int32, seen: [Int32: Int64]) -> Reading {
         writers.withLock { writers in
             var reading = Reading()
-            // Taken out and put back, so that the unread records are forgotten in place.
-            guard var byTask = writers.removeValue(forKey: topic) else { return reading }
-            for index in byTask.indices {
-                let task = byTask.keys[index]
-                guard let madeAt = byTask.values[index].madeAt else { continue }
+            Self.modifyWriters(of: topic, in: &writers) { task, writer in
+                guard let madeAt = writer.madeAt else { return }
                 reading.held.insert(task)
-                guard let last = byTask.values[index].lastSequence[partition], let read = seen[task] else { continue }
-                let mark = byTask.values[index].mark
+                guard let last = writer.lastSequence[partition], let read = seen[task] else { return }
                 if last == read {
-                    reading.current.append((task, mark, madeAt, .max))
-                } else if let unread = byTask.values[index].unread[partition]?.earliest(after: read) {
-                    reading.current.append((task, mark, madeAt, unread))
+                    reading.current.append((task, writer.mark, madeAt, .max))
+                } else if let unread = writer.unread[partition]?.earliest(after: read) {
+                    reading.current.append((task, writer.mark, madeAt, unread))
                 }
             }
-            writers[topic] = byTask
             return reading
         }
+    }
+
+    /// Runs `body` on each writer of `topic`, changed in place: the topic's table is taken out while
+    /// it runs, so that no copy of a writer's ``Unread`` windows is made.
+    private static func modifyWriters(
+        of topic: String, in writers: inout [String: [Int32: Writer]], _ body: (Int32, inout Writer) -> Void
+    ) {
+        guard var byTask = writers.removeValue(forKey: topic) else { return }
+        for index in byTask.indices { body(byTask.keys[index], &byTask.values[index]) }
+        writers[topic] = byTask
     }
 
     /// The ``header`` of a mark record this board's instance sends: its token, and no sequence
