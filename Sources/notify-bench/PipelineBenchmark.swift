@@ -350,12 +350,15 @@ final class HopClock: Sendable {
         }
     }
 
-    /// Keeps the records a stage made, with the time the broker acknowledged them; only stage 1's
-    /// fanout records are looked at, after the run.
+    /// Keeps stage 1's fanout records among those a stage made, with the time the broker
+    /// acknowledged them (the commands and changelog records would only hold memory the pipeline
+    /// would otherwise give back).
     func acknowledged(_ records: [OutgoingRecord]) {
         let now = ContinuousClock.now
+        let fanout = records.filter { $0.topic == Topic.fanout }
+        guard !fanout.isEmpty else { return }
         batches.withLock { batches in
-            batches.acknowledged.append((now, records))
+            batches.acknowledged.append((now, fanout))
         }
     }
 
@@ -377,7 +380,7 @@ final class HopClock: Sendable {
             }
         }
         for (at, records) in acknowledged {
-            for record in records where record.topic == Topic.fanout {
+            for record in records {
                 guard let id = Self.messageId(in: record.value) else { continue }
                 written[id] = written[id] ?? at
             }
