@@ -245,7 +245,13 @@ final class LocalProgressBoard: Sendable {
         of topic: String, in writers: inout [String: [Int32: Writer]], _ body: (Int32, inout Writer) -> Void
     ) {
         guard var byTask = writers.removeValue(forKey: topic) else { return }
-        for index in byTask.indices { body(byTask.keys[index], &byTask.values[index]) }
+        // Not `for index in byTask.indices`: the indices hold a reference to the table, and the
+        // first change through it would copy the whole table.
+        var index = byTask.startIndex
+        while index != byTask.endIndex {
+            body(byTask.keys[index], &byTask.values[index])
+            byTask.formIndex(after: &index)
+        }
         writers[topic] = byTask
     }
 
