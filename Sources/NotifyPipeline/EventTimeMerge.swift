@@ -111,6 +111,8 @@ struct EventTimeMerge<Input: Sendable>: Sendable {
     /// The inputs whose floor is the marks of the tasks that write them (notify.fanout: the stage-1
     /// tasks; a repartition topic: the tasks of the stage itself), with how many tasks write each.
     let markedTopics: [String: Int32]
+    /// ``markedTopics`` in one fixed order: the board's readings come in it.
+    private let markedTopicList: [(topic: String, writers: Int32)]
     /// How much later than the wall clock says a record may reach Kafka and still be folded in order.
     let lateness: Int64
     /// The longest a record waits for the floors; then it is folded anyway.
@@ -132,6 +134,7 @@ struct EventTimeMerge<Input: Sendable>: Sendable {
         localMarks: LocalProgressBoard? = nil
     ) {
         self.markedTopics = markedTopics
+        self.markedTopicList = markedTopics.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
         self.lateness = lateness
         self.maximumWait = maximumWait
         self.localMarks = localMarks
@@ -200,19 +203,18 @@ struct EventTimeMerge<Input: Sendable>: Sendable {
         eventClock(now: now, local: localWriters())
     }
 
-    /// The local writers of each marked topic, as this merge's reader sees them now (one look at
-    /// the board per topic, for the clock and the floors alike).
-    private func localWriters() -> [String: LocalProgressBoard.Reading] {
-        guard let localMarks else { return [:] }
-        var readings: [String: LocalProgressBoard.Reading] = [:]
-        for topic in markedTopics.keys {
-            readings[topic] = localMarks.writers(of: topic, partition: partition, seen: sequencesRead[topic] ?? [:])
+    /// The local writers of each marked topic, in the order of ``markedTopicList``, as this merge's
+    /// reader sees them now (one look at the board per topic, for the clock and the floors alike);
+    /// none without a board.
+    private func localWriters() -> [LocalProgressBoard.Reading] {
+        guard let localMarks else { return [] }
+        return markedTopicList.map { topic, _ in
+            localMarks.writers(of: topic, partition: partition, seen: sequencesRead[topic] ?? [:])
         }
-        return readings
     }
 
     /// ``eventClock(now:)`` with the local writers as `local` says.
-    private func eventClock(now: ContinuousClock.Instant, local: [String: LocalProgressBoard.Reading]) -> Int64? {
+    private func eventClock(now: ContinuousClock.Instant, local: [LocalProgressBoard.Reading]) -> Int64? {
         var clock: Int64?
         for source in sources.values {
             guard let latest = source.latest else { continue }
@@ -226,7 +228,7 @@ struct EventTimeMerge<Input: Sendable>: Sendable {
         }
         // The local writers' marks too, of those whose every record here is read: their readers here
         // may hear them only from the board.
-        for reading in local.values {
+        for reading in local {
             for (_, mark, madeAt, unread) in reading.current where unread == .max {
                 guard let time = clockTime(of: mark, heardAt: madeAt, now: now) else { continue }
                 clock = max(clock ?? .min, time)
@@ -293,29 +295,31 @@ struct EventTimeMerge<Input: Sendable>: Sendable {
     }
 
     /// ``floor(now:)`` with the event clock `clock` and the local writers as `local` says.
-    private func floor(now: ContinuousClock.Instant, clock: Int64?, local: [String: LocalProgressBoard.Reading])
-        -> Int64
-    {
+    private func floor(now: ContinuousClock.Instant, clock: Int64?, local: [LocalProgressBoard.Reading]) -> Int64 {
         let settled = settledClock(clock, now: now)
         var floor = Int64.max
         for source in sources.values {
             floor = min(floor, source.lagging ? source.latest ?? .min : settled ?? .max)
         }
-        for (topic, writers) in markedTopics {
+        for (index, (topic, writers)) in markedTopicList.enumerated() {
+            let reading = local.isEmpty ? nil : local[index]
             // Per writer, the later of what Kafka brought and what the writer, if it is local, says
             // now; `.min` for a writer not heard of yet.
-            var writerFloors = [Int64](repeating: .min, count: Int(writers))
-            for (task, heard) in marks[topic] ?? [:] where task >= 0 && task < writers {
-                // A mark this instance wrote, of a task it still holds, moves on with the clock.
-                let alive = heard.local && local[topic]?.held.contains(task) == true
-                writerFloors[Int(task)] = writerFloor(of: heard.mark, alive: alive ? heard.readAt : nil, now: now)
+            let topicFloor = withUnsafeTemporaryAllocation(of: Int64.self, capacity: Int(writers)) { writerFloors in
+                writerFloors.initialize(repeating: .min)
+                for (task, heard) in marks[topic] ?? [:] where task >= 0 && task < writers {
+                    // A mark this instance wrote, of a task it still holds, moves on with the clock.
+                    let alive = heard.local && reading?.held.contains(task) == true
+                    writerFloors[Int(task)] = writerFloor(of: heard.mark, alive: alive ? heard.readAt : nil, now: now)
+                }
+                // A local writer's records not read yet bring their own times; after them, its mark holds.
+                for (task, mark, madeAt, unread) in reading?.current ?? [] where task >= 0 && task < writers {
+                    let local = min(writerFloor(of: mark, alive: madeAt, now: now), unread)
+                    writerFloors[Int(task)] = max(writerFloors[Int(task)], local)
+                }
+                return writerFloors.min() ?? .max
             }
-            // A local writer's records not read yet bring their own times; after them, its mark holds.
-            for (task, mark, madeAt, unread) in local[topic]?.current ?? [] where task >= 0 && task < writers {
-                let local = min(writerFloor(of: mark, alive: madeAt, now: now), unread)
-                writerFloors[Int(task)] = max(writerFloors[Int(task)], local)
-            }
-            floor = min(floor, writerFloors.min() ?? .max)
+            floor = min(floor, topicFloor)
         }
         return floor
     }

@@ -216,7 +216,36 @@ final class LocalProgressBoard: Sendable {
         /// one, with the earliest event time of those it has not read (`.max`: it has read them all).
         var current: [(task: Int32, mark: ProgressMark, madeAt: ContinuousClock.Instant, unread: Int64)] = []
         /// The writer tasks that are this instance's now (they published a mark and were not given up since).
-        var held: Set<Int32> = []
+        var held = TaskSet()
+    }
+
+    /// Writer tasks (their partition numbers, from 0) as bits: a merge reads the board at every
+    /// release, and a set of them would be a hash table built each time.
+    struct TaskSet: Sendable {
+        /// Tasks 0 to 63.
+        private var first: UInt64 = 0
+        /// Tasks from 64 on, 64 to a word.
+        private var more: [UInt64] = []
+
+        init() {}
+
+        mutating func insert(_ task: Int32) {
+            guard task >= 0 else { return }
+            guard task >= 64 else {
+                first |= 1 << UInt64(task)
+                return
+            }
+            let word = Int(task / 64) - 1
+            if more.count <= word { more += repeatElement(0, count: word + 1 - more.count) }
+            more[word] |= 1 << UInt64(task % 64)
+        }
+
+        func contains(_ task: Int32) -> Bool {
+            guard task >= 0 else { return false }
+            guard task >= 64 else { return first & (1 << UInt64(task)) != 0 }
+            let word = Int(task / 64) - 1
+            return word < more.count && more[word] & (1 << UInt64(task % 64)) != 0
+        }
     }
 
     /// The local writers of `topic` as the reader of `partition` sees them, having read their records
@@ -225,6 +254,7 @@ final class LocalProgressBoard: Sendable {
     func writers(of topic: String, partition: Int32, seen: [Int32: Int64]) -> Reading {
         writers.withLock { writers in
             var reading = Reading()
+            reading.current.reserveCapacity(writers[topic]?.count ?? 0)
             Self.modifyWriters(of: topic, in: &writers) { task, writer in
                 guard let madeAt = writer.madeAt else { return }
                 reading.held.insert(task)

@@ -174,4 +174,15 @@ import Testing
             #expect(written.isEmpty, "records written in a quiet second: \(written)")
         }
     }
+
+    /// The writers a reading holds are kept as bits: those numbered 64 and on (a topic of 256
+    /// partitions) count as held as well as the first 64, and no others do.
+    @Test func writersNumberedPastSixtyFourAreHeld() {
+        let board = LocalProgressBoard()
+        let writers: [Int32] = [0, 63, 64, 200, 255]
+        for task in writers { board.publish(.at(1), topic: "marked", task: task, at: .now) }
+        let held = board.writers(of: "marked", partition: 0, seen: [:]).held
+        for task in writers { #expect(held.contains(task)) }
+        for task: Int32 in [-1, 1, 62, 65, 128, 254, 256, 1_000] { #expect(!held.contains(task)) }
+    }
 }
