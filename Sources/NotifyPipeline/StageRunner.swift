@@ -186,7 +186,13 @@ actor StageRunner<Logic: StageLogic> {
     /// The event clock of the instance's busiest task, as settled (see
     /// ``EventTimeMerge/settledClock(now:)``; plus the lateness, which readers of an idle mark take off).
     private func instanceClock(now: ContinuousClock.Instant) -> Int64? {
-        tasks.values.compactMap { $0.merge.settledClock(now: now)?.saturating(plus: $0.merge.lateness) }.max()
+        // By index: iterating the values would copy each task.
+        var clock: Int64?
+        for index in tasks.indices {
+            guard let settled = tasks.values[index].merge.settledClock(now: now) else { continue }
+            clock = max(clock ?? .min, settled.saturating(plus: tasks.values[index].merge.lateness))
+        }
+        return clock
     }
 
     /// Sends the progress marks of the tasks whose marks changed since they were last sent to every
@@ -248,7 +254,7 @@ actor StageRunner<Logic: StageLogic> {
     @discardableResult
     func releaseDue() async throws -> Bool {
         let now = ContinuousClock.now
-        let waiting = tasks.keys.filter { tasks[$0]?.merge.earliest != nil }.sorted()
+        let waiting = tasks.indices.filter { tasks.values[$0].merge.earliest != nil }.map { tasks.keys[$0] }.sorted()
         guard !waiting.isEmpty else { return false }
         var clock = InstanceClock()
         var output = TaskOutput()
@@ -256,7 +262,7 @@ actor StageRunner<Logic: StageLogic> {
             output.append(work(partition, now: now, clock: &clock) { $0.releaseDue(logic: logic, now: now) })
         }
         try await send(output)
-        return tasks.values.contains { $0.merge.earliest != nil }
+        return tasks.indices.contains { tasks.values[$0].merge.earliest != nil }
     }
 
     /// Lets wall-clock time advance event time in every task, so waits end while input is quiet.
