@@ -77,6 +77,12 @@ struct EventTimeMerge<Input: Sendable>: Sendable {
         var readAt: ContinuousClock.Instant
         /// Records of the input wait in Kafka beyond those read.
         var lagging = false
+
+        /// Notes a record of event time `time` read at `now`.
+        mutating func read(_ time: Int64, at now: ContinuousClock.Instant) {
+            if latest.map({ time >= $0 }) ?? true { latest = time }
+            readAt = now
+        }
     }
 
     /// Where a waiting record stands in the fold order: its ``EventOrder``, then its arrival.
@@ -84,7 +90,10 @@ struct EventTimeMerge<Input: Sendable>: Sendable {
         var order: EventOrder
         var sequence: Int
 
-        static func < (lhs: Place, rhs: Place) -> Bool { (lhs.order, lhs.sequence) < (rhs.order, rhs.sequence) }
+        static func < (lhs: Place, rhs: Place) -> Bool {
+            let order = lhs.order.compared(to: rhs.order)
+            return order != 0 ? order < 0 : lhs.sequence < rhs.sequence
+        }
     }
 
     /// A record waiting to be folded, as it arrived.
@@ -147,14 +156,11 @@ struct EventTimeMerge<Input: Sendable>: Sendable {
     var count: Int { places.count }
 
     /// Takes a record read from `source`.
-    mutating func add(_ input: DecodedInput<Input>, source: String, now: ContinuousClock.Instant) {
+    mutating func add(_ input: consuming DecodedInput<Input>, source: String, now: ContinuousClock.Instant) {
         let order = input.order
         let time = order.milliseconds
         if markedTopics[source] == nil {
-            var clock = sources[source] ?? Source(latest: nil, readAt: now)
-            if clock.latest.map({ time >= $0 }) ?? true { clock.latest = time }
-            clock.readAt = now
-            sources[source] = clock
+            sources[source, default: Source(latest: nil, readAt: now)].read(time, at: now)
         }
         sequence += 1
         let place = Place(order: order, sequence: sequence)
@@ -384,10 +390,10 @@ struct EventTimeMerge<Input: Sendable>: Sendable {
         let floor = floor(now: now, clock: clock, local: local)
         // The latest place among the overdue records: it and everything before it go now.
         var overdue: Place?
-        for arrival in arrivals {
-            guard let arrival else { continue }
-            guard now - arrival.arrived >= maximumWait else { break }
-            overdue = max(overdue ?? arrival.place, arrival.place)
+        for index in arrivals.indices {  // By index: iterating would copy each record out.
+            guard let arrived = arrivals[index]?.arrived else { continue }
+            guard now - arrived >= maximumWait else { break }
+            overdue = max(overdue ?? arrivals[index]!.place, arrivals[index]!.place)
         }
         guard first.order.milliseconds < floor || overdue.map({ first <= $0 }) == true else { return [] }
         var released: [DecodedInput<Input>] = []

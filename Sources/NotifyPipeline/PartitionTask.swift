@@ -248,8 +248,9 @@ struct PartitionTask<Logic: StageLogic>: Sendable {
     private mutating func foldReleased(logic: Logic, now: ContinuousClock.Instant, into output: inout TaskOutput) {
         var touched: Set<String> = []
         var forced = 0
-        for input in merge.release(now: now, forced: &forced) {
-            fold(input, logic: logic, touched: &touched, into: &output)
+        let released = merge.release(now: now, forced: &forced)
+        for index in released.indices {  // Borrowed, not copied out.
+            fold(released[index], logic: logic, touched: &touched, into: &output)
         }
         output.releasedByMaximumWait += forced
         if let eventTime = logic.now(state), !touched.isEmpty || anchor == nil { anchor = (eventTime, now) }

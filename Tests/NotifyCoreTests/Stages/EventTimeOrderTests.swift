@@ -225,4 +225,28 @@ import Testing
         #expect(again.decisions.map(\.reason) == [.alreadyApplied])
         #expect(stage.fold(&restored, .fanout(Self.directRecord("m0", at: 0, late: true))).commands.count == 1)
     }
+
+    /// `compared(to:)` (what the merge sorts by) agrees with `<` and `==` field by field: time,
+    /// then topic, then key, then subkey, and ties only on all four.
+    @Test func theOrderComparedInOnePassAgreesWithLessThan() {
+        var orders: [EventOrder] = []
+        for milliseconds: Int64 in [1, 2] {
+            for topic in [Topic.devices, Topic.messages] {
+                for key in ["c1", "c2", "é"] {
+                    for subkey in ["", "u1", "u2"] {
+                        orders.append(EventOrder(milliseconds: milliseconds, topic: topic, key: key, subkey: subkey))
+                    }
+                }
+            }
+        }
+        for lhs in orders {
+            for rhs in orders {
+                let compared = lhs.compared(to: rhs)
+                #expect((compared < 0) == (lhs < rhs))
+                #expect((compared == 0) == (lhs == rhs))
+                #expect((compared > 0) == (rhs < lhs))
+            }
+        }
+        #expect(orders == orders.sorted(), "built in order: time, topic, key, subkey")
+    }
 }
