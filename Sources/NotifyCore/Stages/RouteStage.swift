@@ -262,11 +262,16 @@ public struct RouteStage: Sendable {
             return false
         }
         if let now {
+            // Rebuilt only when something is to go: most records find nothing past the horizon.
             let horizon = now.adding(milliseconds: -configuration.policies.longestTTLSeconds * 1000)
-            entry.latestMessages = entry.latestMessages.filter { $0.value.at >= horizon }
-            entry.lateMessages = entry.lateMessages.compactMapValues { messages in
-                let kept = messages.filter { $0.value >= horizon }
-                return kept.isEmpty ? nil : kept
+            if entry.latestMessages.values.contains(where: { $0.at < horizon }) {
+                entry.latestMessages = entry.latestMessages.filter { $0.value.at >= horizon }
+            }
+            if entry.lateMessages.values.contains(where: { $0.isEmpty || $0.values.contains { $0 < horizon } }) {
+                entry.lateMessages = entry.lateMessages.compactMapValues { messages in
+                    let kept = messages.filter { $0.value >= horizon }
+                    return kept.isEmpty ? nil : kept
+                }
             }
         }
         guard passed != true else { return true }  // A late one: the conversation's latest stays.
