@@ -29,6 +29,10 @@ public struct PipelineSettings: Sendable {
     public var maximumEventTimeWait: Duration
     /// How often stage-1 tasks send changed progress marks to the partitions of notify.fanout.
     public var markInterval: Duration
+    /// How often the tasks tell readers in this instance their marks (``LocalProgressBoard``), between
+    /// the sends through Kafka: a task's mark moves on while it makes no records too, and its readers
+    /// here, which wait for every local writer, learn it this soon rather than at the next send.
+    public var localMarkInterval: Duration = .milliseconds(5)
     /// How often records waiting in the event-time merge are checked between batches: the most a
     /// record waits after the wall clock has moved its floors past it.
     public var releaseCheckInterval: Duration = .milliseconds(1)
@@ -236,11 +240,18 @@ public final class PipelineInstance: Sendable {
         }
     }
 
-    /// Sends the runner's changed progress marks every ``PipelineSettings/markInterval``.
+    /// Sends the runner's changed progress marks every ``PipelineSettings/markInterval``, and tells
+    /// the board its marks every ``PipelineSettings/localMarkInterval`` between.
     private func announceMarks<Logic: StageLogic>(_ runner: StageRunner<Logic>) async throws {
+        var sent = ContinuousClock.now
         while !Task.isCancelled {
-            try await Task.sleep(for: settings.markInterval)
-            try await runner.announceMarks()
+            try await Task.sleep(for: min(settings.markInterval, settings.localMarkInterval))
+            if ContinuousClock.now - sent >= settings.markInterval {
+                sent = .now
+                try await runner.announceMarks()
+            } else {
+                await runner.publishLocalMarks()
+            }
         }
     }
 

@@ -195,6 +195,22 @@ actor StageRunner<Logic: StageLogic> {
         return clock
     }
 
+    /// Tells the ``LocalProgressBoard`` every task's marks as they are now, between the sends of
+    /// ``announceMarks()``: a task publishes its marks when it makes records, and otherwise its
+    /// readers in this instance (which wait for each local writer) would learn only at the next send
+    /// that they moved on, for instance that its input was read to its end.
+    func publishLocalMarks() {
+        guard let board = merge.localMarks, !tasks.isEmpty else { return }
+        let now = ContinuousClock.now
+        let clock = instanceClock(now: now)
+        for index in tasks.indices {  // By index: iterating the values would copy each task.
+            for (topic, _) in markTargets {
+                let mark = tasks.values[index].progressMark(for: topic, logic: logic, instanceClock: clock, now: now)
+                board.publish(mark, topic: topic, task: tasks.keys[index], at: now)
+            }
+        }
+    }
+
     /// Sends the progress marks of the tasks whose marks changed since they were last sent to every
     /// partition of each mark target: their readers fold in event-time order with them. The marks of
     /// all this instance's tasks go in one value-less record per partition (a header each), so an
