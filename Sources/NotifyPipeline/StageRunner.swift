@@ -200,15 +200,26 @@ actor StageRunner<Logic: StageLogic> {
     /// readers in this instance (which wait for each local writer) would learn only at the next send
     /// that they moved on, for instance that its input was read to its end.
     func publishLocalMarks() {
-        guard let board = merge.localMarks, !tasks.isEmpty else { return }
-        let now = ContinuousClock.now
+        guard merge.localMarks != nil, !tasks.isEmpty else { return }
+        publishMarks(now: .now)
+    }
+
+    /// Every task's marks now, per mark target in task order, told to the ``LocalProgressBoard`` (if
+    /// any) as they are computed.
+    @discardableResult
+    private func publishMarks(now: ContinuousClock.Instant) -> [String: [(task: Int32, mark: ProgressMark)]] {
         let clock = instanceClock(now: now)
+        var marks: [String: [(task: Int32, mark: ProgressMark)]] = [:]
         for index in tasks.indices {  // By index: iterating the values would copy each task.
+            let task = tasks.keys[index]
             for (topic, _) in markTargets {
                 let mark = tasks.values[index].progressMark(for: topic, logic: logic, instanceClock: clock, now: now)
-                board.publish(mark, topic: topic, task: tasks.keys[index], at: now)
+                merge.localMarks?.publish(mark, topic: topic, task: task, at: now)
+                marks[topic, default: []].append((task, mark))
             }
         }
+        for topic in marks.keys { marks[topic]!.sort { $0.task < $1.task } }
+        return marks
     }
 
     /// Sends the progress marks of the tasks whose marks changed since they were last sent to every
@@ -221,16 +232,14 @@ actor StageRunner<Logic: StageLogic> {
     /// writes its fences (``LocalProgressBoard/fence(topic:task:partitions:)``), which carry its mark.
     func announceMarks() async throws {
         let now = ContinuousClock.now
-        let clock = instanceClock(now: now)
+        let computed = publishMarks(now: now)
         let board = merge.localMarks
         var output = TaskOutput()
         for (topic, partitions) in markTargets {
             var marks: [(task: Int32, header: KafkaHeader, mark: ProgressMark)] = []
             var fenced: Set<Int32> = []
-            for (partition, task) in tasks.sorted(by: { $0.key < $1.key }) {
-                let mark = task.progressMark(for: topic, logic: logic, instanceClock: clock, now: now)
+            for (partition, mark) in computed[topic] ?? [] {
                 let header = KafkaHeader(name: ProgressMark.header, value: mark.headerValue(task: partition))
-                board?.publish(mark, topic: topic, task: partition, at: now)
                 if let fences = board?.fence(topic: topic, task: partition, partitions: partitions) {
                     output.records += fences.map { fence in
                         var fence = fence
