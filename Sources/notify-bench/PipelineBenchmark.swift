@@ -39,6 +39,14 @@ struct PipelineBenchmark: AsyncParsableCommand {
             them to the tasks that own their keys. Without it, no table changes during the runs.
             """, valueName: "share"))
     var misplacedTables: Double?
+    @Flag(
+        help: ArgumentHelp(
+            """
+            Keep every batch the stages consume, and the decisions made, from the start, so that a throughput run \
+            whose messages stop getting commands says which stage read them. Off, they are kept from the latency \
+            run on: holding the throughput run's records costs the pipeline's cores a page fault per fresh page.
+            """))
+    var whereabouts = false
     @Option(
         name: .customShort("X"),
         help: ArgumentHelp(
@@ -96,7 +104,7 @@ struct PipelineBenchmark: AsyncParsableCommand {
         let total = rate * seconds
         // The clocks' tables are sized up front: growing them during a run would rehash on the pipeline's cores.
         let acknowledged = CommandClock(capacity: count + total)
-        let hops = HopClock()
+        let hops = HopClock(recording: whereabouts)
         let forced = Atomic<Int>(0)
         let decisions = Mutex<[String: [SuppressionReason]]>([:])
         let pipeline = PipelineInstance(
@@ -109,6 +117,8 @@ struct PipelineBenchmark: AsyncParsableCommand {
             observer: PipelineObserver(
                 onConsumed: { records in hops.consumed(records) },
                 onDecisions: { made in
+                    // Read only to say where the messages of a stalled run stopped: kept while the batches are.
+                    guard hops.isRecording else { return }
                     decisions.withLock { reasons in
                         for decision in made {
                             reasons[decision.messageId ?? decision.eventId, default: []].append(decision.reason)
@@ -128,13 +138,15 @@ struct PipelineBenchmark: AsyncParsableCommand {
         }
         /// Where the messages `ids` without a command stopped.
         @Sendable func diagnose(_ ids: [String]) -> String {
+            let failure = ended.withLock { $0 }.map { "; the pipeline failed: \($0)" } ?? ""
+            guard hops.isRecording else { return hops.whereabouts(of: ids) + failure }
             // How many of them had each list of decisions (stage 1's, then stage 2's).
             let reasons = decisions.withLock { made in
                 Dictionary(grouping: ids, by: { made[$0]?.map(\.rawValue).joined(separator: " then ") ?? "none" })
             }
             return hops.whereabouts(of: ids) + "; decisions: "
                 + reasons.sorted { $0.key < $1.key }.map { "\($0.value.count) \($0.key)" }.joined(separator: ", ")
-                + (ended.withLock { $0 }.map { "; the pipeline failed: \($0)" } ?? "")
+                + failure
         }
         while !pipeline.isReady { try await Task.sleep(for: .milliseconds(50)) }
 
@@ -154,6 +166,7 @@ struct PipelineBenchmark: AsyncParsableCommand {
                 + (tableUpdates?.summary ?? ""))
 
         // Latency at the offered rate.
+        hops.startRecording()
         let latencySent = Sent(capacity: total)
         let latencyCPUBefore = ProcessCPUClock.seconds()
         let latencyStart = ContinuousClock.now
@@ -333,32 +346,48 @@ final class Sent: Sendable {
 /// commands stop coming, where the messages without one stopped.
 final class HopClock: Sendable {
     private struct Batches {
+        /// Whether batches are kept: each kept record holds its memory until the run ends.
+        var recording: Bool
         var consumed: [(at: ContinuousClock.Instant, records: [KafkaRecord])] = []
         /// Stage 1's records as the broker acknowledged them (stage 2's are the commands' clock).
         var acknowledged: [(at: ContinuousClock.Instant, records: [OutgoingRecord])] = []
     }
 
-    private let batches = Mutex(Batches())
+    private let batches: Mutex<Batches>
 
-    /// Keeps the batch with the time the stage consumed it. Called on the stage's actor, so the
+    /// A clock that keeps batches from now on if `recording`, else from ``startRecording()``.
+    init(recording: Bool) {
+        batches = Mutex(Batches(recording: recording))
+    }
+
+    /// Keeps the batches from now on.
+    func startRecording() {
+        batches.withLock { $0.recording = true }
+    }
+
+    /// Whether batches are kept now.
+    var isRecording: Bool { batches.withLock { $0.recording } }
+
+    /// Keeps the batch, while recording, with the time the stage consumed it. Called on the stage's actor, so the
     /// records are only kept here (a retain) and read after the run, in ``report(sent:acknowledged:)``,
     /// or when commands stop coming, in ``whereabouts(of:)``.
     func consumed(_ records: [KafkaRecord]) {
         let now = ContinuousClock.now
         batches.withLock { batches in
-            batches.consumed.append((now, records))
+            if batches.recording { batches.consumed.append((now, records)) }
         }
     }
 
-    /// Keeps stage 1's fanout records among those a stage made, with the time the broker
+    /// Keeps stage 1's fanout records among those a stage made, while recording, with the time the broker
     /// acknowledged them (the commands and changelog records would only hold memory the pipeline
     /// would otherwise give back).
     func acknowledged(_ records: [OutgoingRecord]) {
+        guard isRecording else { return }
         let now = ContinuousClock.now
         let fanout = records.filter { $0.topic == Topic.fanout }
         guard !fanout.isEmpty else { return }
         batches.withLock { batches in
-            batches.acknowledged.append((now, fanout))
+            if batches.recording { batches.acknowledged.append((now, fanout)) }
         }
     }
 
@@ -389,11 +418,13 @@ final class HopClock: Sendable {
     }
 
     /// How many of the messages `ids` each stage read, and in which partitions: where the messages
-    /// without a command stopped.
+    /// without a command stopped (unknown while batches are not kept).
     func whereabouts(of ids: [String]) -> String {
+        let (recording, consumed) = batches.withLock { ($0.recording, $0.consumed) }
+        guard recording else { return "which stage read them is not known (run with --whereabouts)" }
         let wanted = Set(ids)
         var read: [String: [String: Set<Int32>]] = [Topic.messages: [:], Topic.fanout: [:]]
-        for (_, records) in batches.withLock({ $0.consumed }) {
+        for (_, records) in consumed {
             for record in records where read[record.topic] != nil {
                 guard let id = Self.messageId(in: record.value), wanted.contains(id) else { continue }
                 read[record.topic]![id, default: []].insert(record.partition)
