@@ -1,4 +1,3 @@
-import DequeModule
 import HeapModule
 import NotifyCore
 import NotifyKafka
@@ -96,21 +95,24 @@ struct EventTimeMerge<Input: Sendable>: Sendable {
         }
     }
 
-    /// A record waiting to be folded, as it arrived.
+    /// When a record came, and where it stands.
     struct Arrival: Sendable {
         var place: Place
         var arrived: ContinuousClock.Instant
-        var input: DecodedInput<Input>
     }
 
     /// The places of the records waiting, the earliest on top. A heap, so a record that comes out of
     /// order (several writers, a backlog read partition by partition) costs a logarithm, and no
     /// release moves the records that stay.
     private var places = Heap<Place>()
-    /// The records waiting, in arrival order: `arrivals[sequence - firstSequence]`, nil once folded
-    /// (the folded ones at the front are dropped at each release). Arrival order is also the order
-    /// in which records become overdue.
-    private var arrivals: Deque<Arrival?> = []
+    /// The records in arrival order, from sequence `firstSequence`: `inputs[sequence - firstSequence]`,
+    /// nil once folded, and its ``Arrival`` at the same index. Arrival order is also the order in which
+    /// records become overdue. Arrays, not deques, so that a record is moved in and out, never copied
+    /// (a record is some 500 bytes and a backlog holds thousands per task); the folded ones before
+    /// `front` are dropped once they are the larger part.
+    private var inputs: [DecodedInput<Input>?] = []
+    private var arrivals: [Arrival] = []
+    private var front = 0
     private var firstSequence = 1
     private var sequence = 0
     /// Input name (topic, or topic and partition for an input every task reads) → where it stands.
@@ -164,7 +166,8 @@ struct EventTimeMerge<Input: Sendable>: Sendable {
         }
         sequence += 1
         let place = Place(order: order, sequence: sequence)
-        arrivals.append(Arrival(place: place, arrived: now, input: input))
+        inputs.append(input)
+        arrivals.append(Arrival(place: place, arrived: now))
         places.insert(place)
     }
 
@@ -390,27 +393,35 @@ struct EventTimeMerge<Input: Sendable>: Sendable {
         let floor = floor(now: now, clock: clock, local: local)
         // The latest place among the overdue records: it and everything before it go now.
         var overdue: Place?
-        for index in arrivals.indices {  // By index: iterating would copy each record out.
-            guard let arrived = arrivals[index]?.arrived else { continue }
-            guard now - arrived >= maximumWait else { break }
-            overdue = max(overdue ?? arrivals[index]!.place, arrivals[index]!.place)
+        for index in front..<arrivals.count where inputs[index] != nil {
+            guard now - arrivals[index].arrived >= maximumWait else { break }
+            overdue = max(overdue ?? arrivals[index].place, arrivals[index].place)
         }
         guard first.order.milliseconds < floor || overdue.map({ first <= $0 }) == true else { return [] }
-        var released: [DecodedInput<Input>] = []
+        var releasedSequences: [Int] = []
         while let next = places.min {
             if next.order.milliseconds >= floor {
                 guard let overdue, next <= overdue else { break }
                 forced += 1
             }
             places.removeMin()
-            let index = next.sequence - firstSequence
-            released.append(arrivals[index].take()!.input)
+            releasedSequences.append(next.sequence)
         }
-        while let front = arrivals.first, front == nil {
-            arrivals.removeFirst()
-            firstSequence += 1
-        }
+        var released: [DecodedInput<Input>] = []
+        released.reserveCapacity(releasedSequences.count)
+        for sequence in releasedSequences { released.append(inputs[sequence - firstSequence].take()!) }
+        dropFolded()
         return released
+    }
+
+    /// Moves `front` past the folded records, and drops them once they are most of the arrays.
+    private mutating func dropFolded() {
+        while front < inputs.count, inputs[front] == nil { front += 1 }
+        guard front >= 1_024 || front == inputs.count, front * 2 >= inputs.count else { return }
+        inputs.removeFirst(front)
+        arrivals.removeFirst(front)
+        firstSequence += front
+        front = 0
     }
 
     /// Where the records still buffered start, found in one pass.
@@ -425,11 +436,11 @@ struct EventTimeMerge<Input: Sendable>: Sendable {
     /// The lowest offsets still buffered, by topic and by key.
     func bufferedOffsets() -> BufferedOffsets {
         var oldest = BufferedOffsets()
-        for case let arrival? in arrivals {
-            let record = arrival.input.record
+        for case let input? in inputs[front...] {
+            let record = input.record
             if record.offset < oldest.byTopic[record.topic] ?? .max { oldest.byTopic[record.topic] = record.offset }
-            guard arrival.input.partitioned else { continue }
-            let key = arrival.input.event.key
+            guard input.partitioned else { continue }
+            let key = input.event.key
             if record.offset < oldest.byKey[key]?[record.topic] ?? .max {
                 oldest.byKey[key, default: [:]][record.topic] = record.offset
             }

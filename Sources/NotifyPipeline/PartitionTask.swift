@@ -248,10 +248,12 @@ struct PartitionTask<Logic: StageLogic>: Sendable {
     private mutating func foldReleased(logic: Logic, now: ContinuousClock.Instant, into output: inout TaskOutput) {
         var touched: Set<String> = []
         var forced = 0
-        let released = merge.release(now: now, forced: &forced)
-        for index in released.indices {  // Borrowed, not copied out.
-            fold(released[index], logic: logic, touched: &touched, into: &output)
-        }
+        var released = merge.release(now: now, forced: &forced)
+        // Each record is moved out to be folded, first to last: borrowed from the array (by index, or
+        // through a buffer pointer), it would be copied, since the fold changes this task. Reversed
+        // through a buffer pointer, whose swaps move; the array's own would copy.
+        released.withUnsafeMutableBufferPointer { $0.reverse() }
+        while let next = released.popLast() { fold(next, logic: logic, touched: &touched, into: &output) }
         output.releasedByMaximumWait += forced
         if let eventTime = logic.now(state), !touched.isEmpty || anchor == nil { anchor = (eventTime, now) }
         finish(touched: touched, logic: logic)

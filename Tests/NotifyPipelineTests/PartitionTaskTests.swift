@@ -277,6 +277,29 @@ import Testing
         #expect(merge.count == 1)
     }
 
+    /// Records come out once each and in order while the merge drops the folded ones from its front
+    /// (past 1,024 of them, with a record still waiting behind), and the lowest offset still
+    /// buffered stays known.
+    @Test func recordsComeOutOnceWhileTheFoldedAreDropped() throws {
+        let now = ContinuousClock.now
+        var merge = EventTimeMerge<Int>(lateness: 0, maximumWait: .seconds(3))
+        var released: [Int] = []
+        var forced = 0
+        // Rounds of 600 records that arrive latest first: the latest of each round waits into the next.
+        for round in 0..<5 {
+            for number in (round * 600..<(round + 1) * 600).reversed() {
+                let input = try Self.input(number, at: Double(number) / 10, offset: Int64(number))
+                merge.add(input, source: "a", now: now)
+            }
+            merge.noteLag("a", lagging: true, now: now)
+            released += merge.release(now: now, forced: &forced).map(\.input)
+            #expect(merge.count == 1)
+            #expect(merge.bufferedOffsets().byTopic[Topic.messages] == Int64((round + 1) * 600 - 1))
+        }
+        #expect(released == Array(0..<2_999))
+        #expect(forced == 0)
+    }
+
     /// A record that waited the maximum goes, with everything before it, and is counted; later
     /// records stay.
     @Test func anOverdueRecordGoesWithEverythingBeforeIt() throws {
