@@ -34,22 +34,30 @@ enum ProgressMark: Sendable, Hashable {
 
     /// `<task>:<milliseconds>`, `<task>:<milliseconds>+` or `<task>:max`.
     func headerValue(task: Int32) -> [UInt8] {
+        var value: [UInt8] = []
+        value.reserveCapacity(32)
+        DecimalASCII.append(Int64(task), to: &value)
+        value.append(UInt8(ascii: ":"))
         switch self {
-        case .at(let time): Array("\(task):\(time)".utf8)
-        case .idle(let time): Array("\(task):\(time)+".utf8)
-        case .finished: Array("\(task):max".utf8)
+        case .at(let time): DecimalASCII.append(time, to: &value)
+        case .idle(let time):
+            DecimalASCII.append(time, to: &value)
+            value.append(UInt8(ascii: "+"))
+        case .finished: value += "max".utf8
         }
+        return value
     }
 
     /// The task and mark of a header value, if it is one.
     static func parse(_ value: [UInt8]) -> (task: Int32, mark: ProgressMark)? {
-        let text = String(decoding: value, as: UTF8.self)
-        guard let colon = text.firstIndex(of: ":"), let task = Int32(text[..<colon]) else { return nil }
-        var rest = text[text.index(after: colon)...]
-        if rest == "max" { return (task, .finished) }
-        let idle = rest.hasSuffix("+")
+        guard let colon = value.firstIndex(of: UInt8(ascii: ":")),
+            let task = DecimalASCII.parse(value[..<colon]).flatMap({ Int32(exactly: $0) })
+        else { return nil }
+        var rest = value[(colon + 1)...]
+        if rest.elementsEqual("max".utf8) { return (task, .finished) }
+        let idle = rest.last == UInt8(ascii: "+")
         if idle { rest = rest.dropLast() }
-        guard let time = Int64(rest) else { return nil }
+        guard let time = DecimalASCII.parse(rest) else { return nil }
         return (task, idle ? .idle(since: time) : .at(time))
     }
 }

@@ -91,6 +91,8 @@ final class LocalProgressBoard: Sendable {
 
     /// Tells this board's records from those of earlier runs and other instances.
     let token: String
+    /// `<token>:`, the start of the ``header`` of this board's records.
+    private let tokenPrefix: [UInt8]
     /// Topic → writer task → where it stands.
     private let writers = Mutex<[String: [Int32: Writer]]>([:])
     /// Topic → partition → writer task → the highest sequence number its local reader has read.
@@ -98,18 +100,32 @@ final class LocalProgressBoard: Sendable {
 
     init(token: String = String(UInt64.random(in: 0...UInt64.max), radix: 36)) {
         self.token = token
+        tokenPrefix = Array("\(token):".utf8)
+    }
+
+    /// The ``header`` value of sequence number `sequence` of this board.
+    private func headerValue(_ sequence: Int64) -> [UInt8] {
+        var value = tokenPrefix
+        value.reserveCapacity(tokenPrefix.count + 20)
+        DecimalASCII.append(sequence, to: &value)
+        return value
     }
 
     /// Numbers the records `task` writes to `topic` (each with its partition set), in order, in the
     /// ``header``.
     func number(_ records: inout [OutgoingRecord], topic: String, task: Int32) {
         writers.withLock { writers in
+            // Taken out of the table once for all the records, and put back if it numbered any.
+            let known = writers[topic]?.removeValue(forKey: task)
+            var writer = known ?? Writer()
+            var numbered = false
             for index in records.indices where records[index].topic == topic && !records[index].value.isEmpty {
                 guard let partition = records[index].partition else { continue }
-                let sequence = writers[topic, default: [:]][task, default: Writer()].next(
-                    in: partition, time: records[index].timestampMilliseconds ?? .min)
-                records[index].headers.append(KafkaHeader(name: Self.header, string: "\(token):\(sequence)"))
+                let sequence = writer.next(in: partition, time: records[index].timestampMilliseconds ?? .min)
+                records[index].headers.append(KafkaHeader(name: Self.header, value: headerValue(sequence)))
+                numbered = true
             }
+            if known != nil || numbered { writers[topic, default: [:]][task] = writer }
         }
     }
 
@@ -156,7 +172,8 @@ final class LocalProgressBoard: Sendable {
                 let sequence = writer.next(in: partition, time: .max)
                 return OutgoingRecord(
                     topic: topic, key: nil, value: [],
-                    headers: [KafkaHeader(name: Self.header, string: "\(token):\(sequence)")], partition: partition)
+                    headers: [KafkaHeader(name: Self.header, value: headerValue(sequence))],
+                    partition: partition)
             }
             writers[topic, default: [:]][task] = writer
             return fences
@@ -287,13 +304,13 @@ final class LocalProgressBoard: Sendable {
 
     /// The ``header`` of a mark record this board's instance sends: its token, and no sequence
     /// number (0: mark records are not numbered).
-    var markRecordHeader: KafkaHeader { KafkaHeader(name: Self.header, string: "\(token):0") }
+    var markRecordHeader: KafkaHeader { KafkaHeader(name: Self.header, value: headerValue(0)) }
 
     /// The sequence number of a record written by a task of this board (0 for a mark record), if it is one.
     func sequence(of record: KafkaRecord) -> Int64? {
-        guard let value = record.headers.string(for: Self.header), let colon = value.lastIndex(of: ":"),
-            value[..<colon] == token
+        guard let value = record.headers.first(where: { $0.name == Self.header })?.value,
+            value.starts(with: tokenPrefix)
         else { return nil }
-        return Int64(value[value.index(after: colon)...])
+        return DecimalASCII.parse(value[tokenPrefix.count...])
     }
 }
