@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# A CPU profile of the pipeline's throughput run alone: `notify-bench pipeline` as kafka.sh runs it,
+# with `perf record` attached only once the process's CPU climbs (the backlog is being folded). A
+# profile of the whole run is mostly the task assignment before it (every task reads every table
+# partition with a consumer of its own: about 13 s at 0.3 cores on this machine, against 2 s of
+# throughput at 1.6 to 1.8), and says little about the messages/s.
+#
+#   bash Benchmarks/profile-throughput.sh [COUNT] [SECONDS] [OUT]
+#
+# COUNT messages (default 200000, so the window outlasts the profile), SECONDS of profile (default
+# 1.5), written to OUT (default $TMPDIR/perf-throughput.data, /tmp without TMPDIR). Needs perf
+# (Debian's linux-perf). Prints the run's figures and the functions with the most samples, their
+# callees included.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+count=${1:-200000}
+seconds=${2:-1.5}
+out=${3:-${TMPDIR:-/tmp}/perf-throughput.data}
+command -v perf >/dev/null || { echo "perf is missing: apt-get install linux-perf" >&2; exit 1; }
+scratch=(--scratch-path .build-static --static-swift-stdlib)
+swift build --product notify >/dev/null
+broker_bin=$(swift build --show-bin-path)
+swift build -c release "${scratch[@]}" --product notify-bench >/dev/null
+bin=$(swift build -c release "${scratch[@]}" --show-bin-path)
+
+log=$(mktemp)
+broker=
+bench=
+trap 'for p in $bench $broker; do kill "$p" 2>/dev/null; wait "$p" 2>/dev/null; done; rm -f "$log" "$log.bench"' EXIT
+"$broker_bin/notify" broker >"$log" 2>/dev/null &
+broker=$!
+for _ in $(seq 100); do [ -s "$log" ] && break; sleep 0.1; done
+bootstrap=$(head -1 "$log")
+
+"$bin/notify-bench" pipeline --bootstrap "$bootstrap" --count "$count" --seconds 1 --schemas Schemas \
+  -X fetch.wait.max.ms=1 -X linger.ms=1 >"$log.bench" 2>&1 &
+bench=$!
+# CPU ticks (1/100 s) of the process; the throughput run uses over 1.2 cores, assignment well under 1.
+ticks() { awk '{ print $14 + $15 }' "/proc/$bench/stat"; }
+before=$(ticks)
+while kill -0 "$bench" 2>/dev/null; do
+  sleep 0.1
+  now=$(ticks) || break
+  if ((now - before >= 12)); then break; fi
+  before=$now
+done
+kill -0 "$bench" 2>/dev/null || { cat "$log.bench"; echo "the run ended before its throughput window" >&2; exit 1; }
+perf record -F 2000 -g -o "$out" -p "$bench" -- sleep "$seconds" 2>/dev/null
+wait "$bench"
+bench=
+grep '^pipeline: [0-9]' "$log.bench"
+perf report -i "$out" --children --sort sym -g none 2>/dev/null | grep -E '^ +[0-9]' | head -60 | swift demangle --simplified
+echo "profile: $out (perf report -i $out)"
