@@ -406,18 +406,15 @@ struct EventTimeMerge<Input: Sendable>: Sendable {
             overdue = max(overdue ?? arrivals[index].place, arrivals[index].place)
         }
         guard first.order.milliseconds < floor || overdue.map({ first <= $0 }) == true else { return [] }
-        var releasedSequences: [Int] = []
+        var released: [DecodedInput<Input>] = []
         while let next = places.min {
             if next.order.milliseconds >= floor {
                 guard let overdue, next <= overdue else { break }
                 forced += 1
             }
             places.removeMin()
-            releasedSequences.append(next.sequence)
+            released.append(inputs[next.sequence - firstSequence].take()!)
         }
-        var released: [DecodedInput<Input>] = []
-        released.reserveCapacity(releasedSequences.count)
-        for sequence in releasedSequences { released.append(inputs[sequence - firstSequence].take()!) }
         dropFolded()
         return released
     }
