@@ -74,7 +74,7 @@ import Testing
             try await waitUntilCommitted(group: group, broker: broker)
             let live: [NotificationCommand]
             do {
-                live = try await readCommands(from: broker) { $0.count >= expected.count }
+                live = try await readCommandsToEnd(from: broker)
             } catch let timeout as TestTimeout {
                 // Once, in a full run on 2026-11-24, fewer commands than render's had come a minute after
                 // both groups had committed the ends of their streams (cause not found). Recorded, and
@@ -84,9 +84,7 @@ import Testing
                 ) {
                     Issue.record(timeout)
                 }
-                live = try await readToEnd(Topic.commands, from: broker).map {
-                    try JSONDecoder().decode(NotificationCommand.self, from: Data($0.value))
-                }
+                live = try await readCommandsToEnd(from: broker)
             }
             for instance in instances.dropFirst() + [added] { await instance.stop(with: SIGTERM) }
             _ = checkRepeatsAreIdentical(live)

@@ -273,6 +273,16 @@ func replayedCommands(from broker: EmbeddedBroker, configuration: CoreConfigurat
     return try await readCommands(from: broker, topic: topic) { $0.count >= written }
 }
 
+/// Every command in notify.commands now. Once both stages have committed the ends of their streams
+/// (``waitUntilCommitted(group:broker:timeout:)``), every command of that work is there: outputs are
+/// acknowledged before offsets are stored. Reading until as many commands as render's have come
+/// would stop early after a crash, whose repeated commands count too.
+func readCommandsToEnd(from broker: EmbeddedBroker) async throws -> [NotificationCommand] {
+    try await readToEnd(Topic.commands, from: broker).map {
+        try JSONDecoder().decode(NotificationCommand.self, from: Data($0.value))
+    }
+}
+
 /// Every record of `topic` as it stands now (its progress marks left out).
 func readToEnd(_ topic: String, from broker: EmbeddedBroker) async throws -> [KafkaRecord] {
     let admin = try KafkaAdmin(configuration: client(broker), logger: testLogger)
