@@ -120,6 +120,13 @@ public struct FanoutState: Sendable {
         if entry.held.isEmpty { waiting.remove(key) } else { waiting.insert(key) }
     }
 
+    /// Sets the ``ConversationEntry/latestAt`` of `key`'s entry in place: its held messages, and so
+    /// ``waiting``, stay as they are (a message that goes out at once, the common case).
+    mutating func setLatestAt(_ time: EventTime?, of key: String) {
+        guard let index = entries.index(forKey: key) else { return }
+        entries.values[index].latestAt = time
+    }
+
     mutating func advance(to time: EventTime) {
         if now.map({ time > $0 }) ?? true { now = time }
     }
@@ -201,7 +208,7 @@ public struct FanoutStage: Sendable {
         }
         if entry.held.isEmpty, let sender = identity(message.senderId, in: state) {
             emit(message, conversation, sender: sender, latestAt: &entry.latestAt, &output)
-            state.setEntry(message.conversationId, entry)
+            state.setLatestAt(entry.latestAt, of: message.conversationId)
             output.touchedKeys.insert(message.conversationId)
             return
         }

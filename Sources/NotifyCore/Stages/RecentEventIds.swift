@@ -1,20 +1,46 @@
 /// The ids of the last events applied to one key, to recognise an event that comes again (an
 /// at-least-once producer's duplicate). Kept in the key's changelog record.
-public struct RecentEventIds: Sendable, Hashable {
-    /// Oldest first.
-    public private(set) var ids: [String]
+///
+/// Every event of a stage is looked up here and most are then noted, so both are cheap: the ids sit
+/// in a ring (noting one overwrites the oldest, nothing is shifted), each with its hash, which is
+/// compared before the id itself.
+public struct RecentEventIds: Sendable {
+    /// The ids in a ring: the oldest at `oldest` once the ring is full, else at 0.
+    private var ring: [String] = []
+    /// `ring[i].hashValue`, for the look-up's first comparison (this process's hashes: never stored).
+    private var hashes: [Int] = []
+    private var oldest = 0
     /// How many ids are remembered.
     public static let limit = 32
 
     public init(_ ids: [String] = []) {
-        self.ids = Array(ids.suffix(Self.limit))
+        for id in ids.suffix(Self.limit) { insert(id) }
     }
 
-    public func contains(_ id: String) -> Bool { ids.contains(id) }
+    /// Oldest first.
+    public var ids: [String] { Array(ring[oldest...] + ring[..<oldest]) }
+
+    public func contains(_ id: String) -> Bool {
+        let hash = id.hashValue
+        for index in hashes.indices where hashes[index] == hash && ring[index] == id { return true }
+        return false
+    }
 
     /// Notes `id` as applied.
     public mutating func insert(_ id: String) {
-        ids.append(id)
-        if ids.count > Self.limit { ids.removeFirst() }
+        guard ring.count == Self.limit else {
+            ring.append(id)
+            hashes.append(id.hashValue)
+            return
+        }
+        ring[oldest] = id
+        hashes[oldest] = id.hashValue
+        oldest = (oldest + 1) % Self.limit
     }
+}
+
+extension RecentEventIds: Hashable {
+    public static func == (lhs: RecentEventIds, rhs: RecentEventIds) -> Bool { lhs.ids == rhs.ids }
+
+    public func hash(into hasher: inout Hasher) { hasher.combine(ids) }
 }
