@@ -445,7 +445,7 @@ struct EventTimeMerge<Input: Sendable>: Sendable {
             let record = input.record
             if record.offset < oldest.byTopic[record.topic] ?? .max { oldest.byTopic[record.topic] = record.offset }
             guard input.partitioned else { continue }
-            let key = input.event.key
+            let key = input.key
             if record.offset < oldest.byKey[key]?[record.topic] ?? .max {
                 oldest.byKey[key, default: [:]][record.topic] = record.offset
             }

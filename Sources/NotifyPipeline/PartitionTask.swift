@@ -443,7 +443,8 @@ struct PartitionTask<Logic: StageLogic>: Sendable {
                 DeadLetter(record, reason: "\(topic): not an input of the \(logic.name.rawValue) stage"))
             return nil
         }
-        return DecodedRecord(record: record, event: event, input: input, partitioned: partitioned)
+        return DecodedRecord(
+            record: record, event: event, input: input, partitioned: partitioned, waitingId: logic.waitingId(of: event))
     }
 
     /// Notes the partition a forwarded record came from: a key that comes from two is spread at random.
@@ -462,7 +463,7 @@ struct PartitionTask<Logic: StageLogic>: Sendable {
     private mutating func fold(
         _ decoded: DecodedRecord, logic: Logic, touched: inout Set<String>, into output: inout TaskOutput
     ) {
-        let (record, event) = (decoded.record, decoded.event)
+        let (record, key) = (decoded.record, decoded.key)
         let started = tracing.startTime()
         let step = logic.fold(&state, decoded.input)
         if let rejection = step.rejection {
@@ -471,12 +472,12 @@ struct PartitionTask<Logic: StageLogic>: Sendable {
         if decoded.partitioned {
             // Bookkeeping of this partition's own input (not of records every task hears).
             // The highest: records are folded in event-time order, not in the order of their offsets.
-            let applied = progress[event.key]?.applied[record.topic] ?? .min
-            progress[event.key, default: KeyProgress()].applied[record.topic] = max(applied, record.offset)
-            touched.insert(event.key)
+            let applied = progress[key]?.applied[record.topic] ?? .min
+            progress[key, default: KeyProgress()].applied[record.topic] = max(applied, record.offset)
+            touched.insert(key)
         }
-        if let id = logic.waitingId(of: event), logic.waiting(in: state, key: event.key).contains(id) {
-            waiting[id] = Position(key: event.key, topic: record.topic, offset: record.offset)
+        if let id = decoded.waitingId, logic.waiting(in: state, key: key).contains(id) {
+            waiting[id] = Position(key: key, topic: record.topic, offset: record.offset)
             output.identityWaits += 1
         }
         // Outputs continue the input's trace (or start one): see ``RecordTracing``.
@@ -603,15 +604,29 @@ struct KeyProgress: Sendable {
     var applied: [String: Int64] = [:]
 }
 
-/// A record read into an input of its stage.
+/// A record read into an input of its stage, with what the merge and the fold need of its event
+/// (not the event itself: the input holds its contents already, and a record is moved several times
+/// on its way to the fold).
 struct DecodedInput<Input: Sendable>: Sendable {
     var record: KafkaRecord
-    var event: InputEvent
     var input: Input
     /// Whether the record is of the task's own partition (not one every task hears).
     var partitioned: Bool
-    /// Its place in the fold order.
-    var order: EventOrder { event.order }
+    /// Its place in the fold order; its `key` is the event's key.
+    var order: EventOrder
+    /// The id under which the event may wait in the state (see ``StageLogic/waitingId(of:)``).
+    var waitingId: String?
+
+    init(record: KafkaRecord, event: InputEvent, input: Input, partitioned: Bool, waitingId: String? = nil) {
+        self.record = record
+        self.input = input
+        self.partitioned = partitioned
+        self.order = event.order
+        self.waitingId = waitingId
+    }
+
+    /// The event's key.
+    var key: String { order.key }
 }
 
 /// Limits on input records.

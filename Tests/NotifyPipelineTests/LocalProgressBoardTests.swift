@@ -28,7 +28,7 @@ import Testing
         let now = ContinuousClock.now
         let board = LocalProgressBoard()
         var merge = Self.merge(reading: 1, on: board)
-        let base = try EventTimeMergeTests.input(0, at: 0).event.order.milliseconds
+        let base = try EventTimeMergeTests.input(0, at: 0).order.milliseconds
         board.publish(.at(base + 10_000), topic: "marked", task: 0, at: now)
         let fences = try #require(board.fence(topic: "marked", task: 0, partitions: 2))
         #expect(fences.map(\.partition) == [0, 1])
@@ -48,7 +48,7 @@ import Testing
         let now = ContinuousClock.now
         let board = LocalProgressBoard()
         var merge = Self.merge(reading: 0, on: board)
-        let base = try EventTimeMergeTests.input(0, at: 0).event.order.milliseconds
+        let base = try EventTimeMergeTests.input(0, at: 0).order.milliseconds
         var written = [OutgoingRecord(topic: "marked", key: nil, value: [1], partition: 0)]
         board.number(&written, topic: "marked", task: 0)
         board.publish(.at(base + 10_000), topic: "marked", task: 0, at: now)
@@ -71,7 +71,7 @@ import Testing
         let now = ContinuousClock.now
         let board = LocalProgressBoard()
         var merge = Self.merge(reading: 0, on: board)
-        let base = try EventTimeMergeTests.input(0, at: 0).event.order.milliseconds
+        let base = try EventTimeMergeTests.input(0, at: 0).order.milliseconds
         func records(at seconds: [Int64]) -> [OutgoingRecord] {
             seconds.map {
                 OutgoingRecord(

@@ -367,7 +367,7 @@ import Testing
         var merge = EventTimeMerge<Int>(
             markedTopics: ["marked": 1], lateness: 0, maximumWait: .seconds(3), localMarks: board)
         merge.partition = 0
-        let base = try Self.input(0, at: 0).event.order.milliseconds
+        let base = try Self.input(0, at: 0).order.milliseconds
         board.publish(.at(base + 10_000), topic: "marked", task: 0, at: now)
         merge.add(try Self.input(5, at: 5), source: "a", now: now)
         var forced = 0
@@ -390,7 +390,7 @@ import Testing
         // The writer wrote one record to partition 0, then says it will write nothing before 10 s.
         var written = [OutgoingRecord(topic: "marked", key: nil, value: [1], partition: 0)]
         board.number(&written, topic: "marked", task: 0)
-        let base = try Self.input(0, at: 0).event.order.milliseconds
+        let base = try Self.input(0, at: 0).order.milliseconds
         board.publish(.at(base + 10_000), topic: "marked", task: 0, at: now)
         merge.add(try Self.input(5, at: 5), source: "a", now: now)
         var forced = 0
