@@ -274,14 +274,22 @@ struct PartitionTask<Logic: StageLogic>: Sendable {
             now: now)
     }
 
-    /// Adds the `notify-mark` header to the stage's output records of `topic` made since `start`: each
-    /// says the earliest time of any record after it (the later ones of the batch, then `mark`). The
-    /// records the stage makes carry their event time as timestamp; forwarded ones carry none.
-    func stampMarks(_ records: inout [OutgoingRecord], from start: Int = 0, topic: String, mark: ProgressMark) {
+    /// Adds the `notify-mark` header to the last of the stage's output records of `topic` in each
+    /// partition (each record's partition set, below `partitions`): it says the earliest time of any
+    /// record after it (the later ones of the batch, in whatever partition, then `mark`). The records
+    /// before it in its partition go in the same send, and their reader folds nothing of theirs
+    /// before it has read the last, so a mark on each would say nothing more and cost a header to
+    /// write and to read per record. The records the stage makes carry their event time as
+    /// timestamp; forwarded ones carry none.
+    func stampMarks(_ records: inout [OutgoingRecord], topic: String, partitions: Int32, mark: ProgressMark) {
         var after = mark
-        for index in records.indices.reversed() where index >= start && records[index].topic == topic {
-            records[index].headers.append(
-                KafkaHeader(name: ProgressMark.header, value: after.headerValue(task: partition)))
+        var stamped = [Bool](repeating: false, count: Int(partitions))
+        for index in records.indices.reversed() where records[index].topic == topic {
+            if let target = records[index].partition.map(Int.init), target < stamped.count, !stamped[target] {
+                stamped[target] = true
+                records[index].headers.append(
+                    KafkaHeader(name: ProgressMark.header, value: after.headerValue(task: partition)))
+            }
             if let time = records[index].timestampMilliseconds {
                 switch after {
                 case .at(let later): after = .at(min(later, time))

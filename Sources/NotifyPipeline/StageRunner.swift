@@ -166,15 +166,16 @@ actor StageRunner<Logic: StageLogic> {
             clock.value = current
             for (topic, partitions) in markTargets {
                 let mark = task.progressMark(for: topic, logic: logic, instanceClock: current, now: now)
-                task.stampMarks(&output.records, topic: topic, mark: mark)
-                if let localMarks = merge.localMarks {
-                    // Numbered in the partitions the readers own the keys of, whatever the producer's partitioner.
-                    for index in output.records.indices
-                    where output.records[index].topic == topic && output.records[index].partition == nil {
-                        output.records[index].partition = output.records[index].key.map {
-                            KafkaPartitioner.murmur2.partition(of: $0, partitionCount: partitions)
-                        }
+                // In the partitions the readers own the keys of, whatever the producer's partitioner:
+                // marked per partition, and numbered.
+                for index in output.records.indices
+                where output.records[index].topic == topic && output.records[index].partition == nil {
+                    output.records[index].partition = output.records[index].key.map {
+                        KafkaPartitioner.murmur2.partition(of: $0, partitionCount: partitions)
                     }
+                }
+                task.stampMarks(&output.records, topic: topic, partitions: partitions, mark: mark)
+                if let localMarks = merge.localMarks {
                     localMarks.number(&output.records, topic: topic, task: partition)
                     localMarks.publish(mark, topic: topic, task: partition, at: now)
                 }
