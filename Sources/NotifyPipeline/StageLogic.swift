@@ -99,13 +99,16 @@ struct FanoutStageLogic: StageLogic {
     var name: StageName { .fanout }
     var inputTopics: [String] { Self.inputTopics }
     static let inputTopics = [Topic.conversations, Topic.messages, Topic.fanoutRepartition]
-    var externalTopics: [String] { [Topic.conversations, Topic.messages] }
+    var externalTopics: [String] { Self.externalTopics }
+    private static let externalTopics = [Topic.conversations, Topic.messages]
     var repartitionTopic: String { Topic.fanoutRepartition }
     var changelogTopic: String { Topic.fanoutChangelog }
     /// Its records come from messages (some forwarded from other partitions).
-    var markedInputs: [String] { [Topic.messages, Topic.fanoutRepartition] }
+    var markedInputs: [String] { Self.markedInputs }
+    private static let markedInputs = [Topic.messages, Topic.fanoutRepartition]
     var outputTopic: String? { Topic.fanout }
-    var tableTopics: [String] { [Topic.conversations] }
+    var tableTopics: [String] { Self.tableTopics }
+    private static let tableTopics = [Topic.conversations]
 
     func initialState() -> FanoutState { identities }
 
@@ -163,10 +166,12 @@ struct RouteStageLogic: StageLogic {
         Topic.devices, Topic.preferences, Topic.clientState, Topic.outcomes, Topic.reads, Topic.fanout,
         Topic.routeRepartition,
     ]
-    var externalTopics: [String] { [Topic.devices, Topic.preferences, Topic.clientState, Topic.reads] }
+    var externalTopics: [String] { Self.externalTopics }
+    private static let externalTopics = [Topic.devices, Topic.preferences, Topic.clientState, Topic.reads]
     var repartitionTopic: String { Topic.routeRepartition }
     var changelogTopic: String { Topic.routeChangelog }
-    var tableTopics: [String] { [Topic.devices, Topic.preferences, Topic.clientState] }
+    var tableTopics: [String] { Self.tableTopics }
+    private static let tableTopics = [Topic.devices, Topic.preferences, Topic.clientState]
 
     func initialState() -> RouteState { RouteState() }
 
