@@ -1,4 +1,3 @@
-import HeapModule
 import NotifyCore
 import NotifyKafka
 
@@ -109,10 +108,10 @@ struct EventTimeMerge<Input: Sendable>: Sendable {
         var arrived: ContinuousClock.Instant
     }
 
-    /// The places of the records waiting, the earliest on top. A heap, so a record that comes out of
-    /// order (several writers, a backlog read partition by partition) costs a logarithm, and no
-    /// release moves the records that stay.
-    private var places = Heap<Place>()
+    /// The places of the records waiting, the earliest first: a record that comes out of order
+    /// (several writers, a backlog read partition by partition) costs a logarithm, one that comes in
+    /// order an append, and no release moves the records that stay.
+    private var places = MostlySortedQueue<Place>()
     /// The records in arrival order, from sequence `firstSequence`: `inputs[sequence - firstSequence]`,
     /// nil once folded, and its ``Arrival`` at the same index. Arrival order is also the order in which
     /// records become overdue. Arrays, not deques, so that a record is moved in and out, never copied
