@@ -427,7 +427,7 @@ struct PartitionTask<Logic: StageLogic>: Sendable {
             output.spreadKeys.insert(record.topic)  // Came forwarded before, and now straight: a random partitioner.
         }
         if partitioned, let key = record.key.map({ String(decoding: $0, as: UTF8.self) }),
-            let last = progress[key]?.applied[record.topic], record.offset <= last
+            let last = progress[key]?.offset(of: record.topic), record.offset <= last
         {
             return nil  // Its effects are in the restored state already.
         }
@@ -479,9 +479,7 @@ struct PartitionTask<Logic: StageLogic>: Sendable {
         }
         if decoded.partitioned {
             // Bookkeeping of this partition's own input (not of records every task hears).
-            // The highest: records are folded in event-time order, not in the order of their offsets.
-            let applied = progress[key]?.applied[record.topic] ?? .min
-            progress[key, default: KeyProgress()].applied[record.topic] = max(applied, record.offset)
+            progress[key, default: KeyProgress()].noteApplied(record.offset, of: record.topic)
             touched.insert(key)
         }
         if let id = decoded.waitingId, logic.waiting(in: state, key: key).contains(id) {
@@ -607,9 +605,36 @@ struct PartitionTask<Logic: StageLogic>: Sendable {
 /// (see ``ChangelogValue``), so input read again after a restart is not applied twice. (An event that
 /// comes again at another offset is the core's to recognise: see ``RecentEventIds``.)
 struct KeyProgress: Sendable {
-    /// Input topic → the highest offset of a record of the key applied (in a changelog record: the
+    /// Per input topic, the highest offset of a record of the key applied (in a changelog record: the
     /// offset up to which every record of the key has been applied; see ``PartitionTask/save(logic:)``).
-    var applied: [String: Int64] = [:]
+    /// A key has records of a topic or three, looked up twice per record: a list searched in order,
+    /// whose topic names are mostly the consumer's own strings (equal by identity), costs less than
+    /// a hash table per key.
+    private var offsets: [(topic: String, offset: Int64)] = []
+
+    init(applied: [String: Int64] = [:]) {
+        offsets = applied.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
+    }
+
+    /// Input topic → the offset, as the changelog keeps it.
+    var applied: [String: Int64] {
+        Dictionary(offsets.map { ($0.topic, $0.offset) }) { $1 }
+    }
+
+    /// The offset of `topic`, if a record of it was applied.
+    func offset(of topic: String) -> Int64? {
+        offsets.first { $0.topic == topic }?.offset
+    }
+
+    /// Notes a record of `topic` at `offset` as applied: the highest counts, since records are
+    /// folded in event-time order, not in the order of their offsets.
+    mutating func noteApplied(_ offset: Int64, of topic: String) {
+        guard let index = offsets.firstIndex(where: { $0.topic == topic }) else {
+            offsets.append((topic, offset))
+            return
+        }
+        offsets[index].offset = max(offsets[index].offset, offset)
+    }
 }
 
 /// A record read into an input of its stage, with what the merge and the fold need of its event
