@@ -479,7 +479,9 @@ actor StageRunner<Logic: StageLogic> {
                 // Written (or given up, counted and logged) before the offsets of this work are stored;
                 // a dead letter that fails never holds the partition back.
                 let written = await deadLetters.write(output.deadLetters)
-                observer.produced(records + written.records, commands: output.commands, deadLetters: written.letters)
+                // Most sends write no dead letter: their records are not copied into a new array.
+                let produced = written.records.isEmpty ? records : records + written.records
+                observer.produced(produced, commands: output.commands, deadLetters: written.letters)
                 if let consumed { observer.onProcessed(stage, consumed.records, .now - consumed.at) }
             })
         if !output.changelog.isEmpty || !output.offsets.isEmpty {
