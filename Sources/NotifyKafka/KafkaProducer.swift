@@ -141,41 +141,35 @@ public final class KafkaProducer: Sendable {
     private func produce(_ record: OutgoingRecord, topic: OpaquePointer, opaque: UnsafeMutableRawPointer)
         -> rd_kafka_resp_err_t
     {
-        let headerNames = record.headers.map { strdup($0.name) }
-        defer { for name in headerNames { free(name) } }
-        // The arguments of one rd_kafka_produceva call, on the stack: at most 7 fixed ones and the headers.
-        return withUnsafeTemporaryAllocation(of: rd_kafka_vu_t.self, capacity: 7 + record.headers.count) { values in
-            var count = 0
-            func add(_ type: rd_kafka_vtype_t, _ fill: (inout rd_kafka_vu_t) -> Void) {
-                var value = rd_kafka_vu_t()
-                value.vtype = type
-                fill(&value)
-                values[count] = value
-                count += 1
-            }
-            add(RD_KAFKA_VTYPE_RKT) { $0.u.rkt = topic }
-            add(RD_KAFKA_VTYPE_MSGFLAGS) { $0.u.i = NativeConstants.messageCopyFlag }
-            add(RD_KAFKA_VTYPE_OPAQUE) { $0.u.ptr = opaque }
-            add(RD_KAFKA_VTYPE_PARTITION) { $0.u.i32 = record.partition ?? NativeConstants.unassignedPartition }
-            add(RD_KAFKA_VTYPE_TIMESTAMP) { $0.u.i64 = record.timestampMilliseconds ?? 0 }
-            return record.value.withUnsafeBytes { value in
-                withOptionalBytes(record.key) { key in
-                    add(RD_KAFKA_VTYPE_VALUE) {
-                        $0.u.mem.ptr = UnsafeMutableRawPointer(mutating: value.baseAddress)
-                        $0.u.mem.size = value.count
-                    }
-                    if let key {
-                        add(RD_KAFKA_VTYPE_KEY) {
-                            $0.u.mem.ptr = UnsafeMutableRawPointer(mutating: key.baseAddress)
-                            $0.u.mem.size = key.count
+        withHeaderArguments(record.headers) { headers in
+            // The arguments of one rd_kafka_produceva call, on the stack: at most 7 fixed ones and the headers.
+            withUnsafeTemporaryAllocation(of: rd_kafka_vu_t.self, capacity: 7 + headers.count) { values in
+                var count = 0
+                func add(_ type: rd_kafka_vtype_t, _ fill: (inout rd_kafka_vu_t) -> Void) {
+                    var value = rd_kafka_vu_t()
+                    value.vtype = type
+                    fill(&value)
+                    values[count] = value
+                    count += 1
+                }
+                add(RD_KAFKA_VTYPE_RKT) { $0.u.rkt = topic }
+                add(RD_KAFKA_VTYPE_MSGFLAGS) { $0.u.i = NativeConstants.messageCopyFlag }
+                add(RD_KAFKA_VTYPE_OPAQUE) { $0.u.ptr = opaque }
+                add(RD_KAFKA_VTYPE_PARTITION) { $0.u.i32 = record.partition ?? NativeConstants.unassignedPartition }
+                add(RD_KAFKA_VTYPE_TIMESTAMP) { $0.u.i64 = record.timestampMilliseconds ?? 0 }
+                for header in headers {
+                    add(RD_KAFKA_VTYPE_HEADER) { $0.u.header = header }
+                }
+                return record.value.withUnsafeBytes { value in
+                    withOptionalBytes(record.key) { key in
+                        add(RD_KAFKA_VTYPE_VALUE) {
+                            $0.u.mem.ptr = UnsafeMutableRawPointer(mutating: value.baseAddress)
+                            $0.u.mem.size = value.count
                         }
-                    }
-                    return withHeaderValues(record.headers) { headerValues in
-                        for (index, header) in headerValues.enumerated() {
-                            add(RD_KAFKA_VTYPE_HEADER) {
-                                $0.u.header.name = UnsafePointer(headerNames[index])
-                                $0.u.header.val = header.baseAddress.map(UnsafeRawPointer.init)
-                                $0.u.header.size = header.baseAddress == nil ? -1 : header.count
+                        if let key {
+                            add(RD_KAFKA_VTYPE_KEY) {
+                                $0.u.mem.ptr = UnsafeMutableRawPointer(mutating: key.baseAddress)
+                                $0.u.mem.size = key.count
                             }
                         }
                         guard let error = rd_kafka_produceva(handle.pointer, values.baseAddress, count) else {
@@ -196,27 +190,46 @@ private func withOptionalBytes<R>(_ bytes: [UInt8]?, _ body: (UnsafeRawBufferPoi
     return bytes.withUnsafeBytes { body($0) }
 }
 
-/// Gives `body` stable pointers to every header value (a null value: nil base address).
-private func withHeaderValues<R>(_ headers: [KafkaHeader], _ body: ([UnsafeRawBufferPointer]) -> R) -> R {
-    if headers.isEmpty { return body([]) }
-    let total = headers.reduce(0) { $0 + ($1.value?.count ?? 0) }
-    let storage = UnsafeMutableRawBufferPointer.allocate(byteCount: max(total, 1), alignment: 1)
-    defer { storage.deallocate() }
-    var cursor = 0
-    var views: [UnsafeRawBufferPointer] = []
-    views.reserveCapacity(headers.count)
-    for header in headers {
-        guard let value = header.value else {
-            views.append(UnsafeRawBufferPointer(start: nil, count: 0))
-            continue
+/// One header argument of `rd_kafka_produceva`.
+private typealias HeaderArgument = rd_kafka_vu_t.__Unnamed_union_u.__Unnamed_struct_header
+
+/// Gives `body` the headers as librdkafka takes them (it copies them): each name a C string and each
+/// value (a null value: a nil pointer and size -1) in one buffer on the stack, so that a record's
+/// headers cost no allocation.
+private func withHeaderArguments<R>(_ headers: [KafkaHeader], _ body: (UnsafeBufferPointer<HeaderArgument>) -> R) -> R {
+    let bytes = headers.reduce(0) { $0 + $1.name.utf8.count + 1 + ($1.value?.count ?? 0) }
+    return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: max(bytes, 1)) { storage in
+        withUnsafeTemporaryAllocation(of: HeaderArgument.self, capacity: headers.count) { arguments in
+            var cursor = 0
+            for (index, header) in headers.enumerated() {
+                let name = storage.baseAddress! + cursor
+                for byte in header.name.utf8 {
+                    storage[cursor] = byte
+                    cursor += 1
+                }
+                storage[cursor] = 0
+                cursor += 1
+                var argument = HeaderArgument()
+                argument.name = UnsafeRawPointer(name).assumingMemoryBound(to: CChar.self)
+                if let value = header.value {
+                    // A non-nil pointer even for an empty value, so it is not taken for null.
+                    let start = storage.baseAddress! + cursor
+                    value.withUnsafeBytes { bytes in
+                        guard let base = bytes.baseAddress else { return }
+                        UnsafeMutableRawPointer(start).copyMemory(from: base, byteCount: bytes.count)
+                    }
+                    cursor += value.count
+                    argument.val = UnsafeRawPointer(start)
+                    argument.size = value.count
+                } else {
+                    argument.val = nil
+                    argument.size = -1
+                }
+                arguments.initializeElement(at: index, to: argument)
+            }
+            return body(UnsafeBufferPointer(arguments))
         }
-        let slice = UnsafeMutableRawBufferPointer(rebasing: storage[cursor..<(cursor + value.count)])
-        slice.copyBytes(from: value)
-        // A non-nil base address even for an empty value, so it is not taken for null.
-        views.append(UnsafeRawBufferPointer(start: storage.baseAddress! + cursor, count: value.count))
-        cursor += value.count
     }
-    return body(views)
 }
 
 /// What the delivery-report callback needs.
