@@ -82,10 +82,17 @@ public final class KafkaProducer: Sendable {
             // As many places of the window as are free (at least one), then that many records without a suspension.
             let places = await context.window.acquire(upTo: records.count - index)
             for used in 0..<places {
-                let record = records[index]
-                if topic?.name != record.topic { topic = (record.topic, topicHandle(record.topic)) }
+                if topic?.name != records[index].topic {
+                    topic = (records[index].topic, topicHandle(records[index].topic))
+                }
+                // Tried at once with the record borrowed from the array, not copied; only a full
+                // queue (or an error) takes the slower path.
+                let code = produce(records[index], topic: topic!.handle, opaque: batch.opaque(index))
                 do {
-                    try await enqueue(record, topic: topic!.handle, opaque: batch.opaque(index))
+                    if code != RD_KAFKA_RESP_ERR_NO_ERROR {
+                        try await enqueue(
+                            records[index], after: code, topic: topic!.handle, opaque: batch.opaque(index))
+                    }
                 } catch {
                     for _ in used..<places { context.window.release() }
                     batch.abandon(from: index, error: error as? KafkaError ?? .client("\(error)"))
@@ -126,15 +133,18 @@ public final class KafkaProducer: Sendable {
         }
     }
 
-    /// Enqueues `record`, retrying while librdkafka's own queue is full.
-    private func enqueue(_ record: OutgoingRecord, topic: OpaquePointer, opaque: UnsafeMutableRawPointer) async throws {
-        while true {
-            let code = produce(record, topic: topic, opaque: opaque)
-            if code == RD_KAFKA_RESP_ERR_NO_ERROR { return }
+    /// Enqueues `record`, whose first try gave `code`, retrying while librdkafka's own queue is full.
+    private func enqueue(
+        _ record: OutgoingRecord, after code: rd_kafka_resp_err_t, topic: OpaquePointer,
+        opaque: UnsafeMutableRawPointer
+    ) async throws {
+        var code = code
+        while code != RD_KAFKA_RESP_ERR_NO_ERROR {
             guard code == RD_KAFKA_RESP_ERR__QUEUE_FULL else {
                 throw KafkaError(code, context: "produce to \(record.topic)")
             }
             try await Task.sleep(for: .milliseconds(1))
+            code = produce(record, topic: topic, opaque: opaque)
         }
     }
 

@@ -55,6 +55,33 @@ import Testing
         }
     }
 
+    /// When librdkafka's own queue is full, a record is tried again until it fits: nothing is lost
+    /// and one key's records keep their order. (Its queue holds 10 records here, the in-flight window
+    /// 1,000, and the records linger 20 ms before they go.)
+    @Test func aFullQueueDelaysRecordsWithoutLosingOrReorderingThem() async throws {
+        try await withEmbeddedBroker(topics: ["full": 2]) { broker in
+            let producer = try KafkaProducer(
+                configuration: clientConfiguration(
+                    broker, ["queue.buffering.max.messages": "10", "linger.ms": "20"]),
+                settings: .init(inFlightLimit: 1_000), logger: testLogger)
+            let records = (0..<300).map { record("full", key: "key-\($0 % 3)", value: "\($0)") }
+            let reports = try await producer.send(records)
+            #expect(reports.count == records.count)
+            await producer.close()
+
+            let consumer = try KafkaConsumer(
+                configuration: .init(client: clientConfiguration(broker), groupId: "full"), logger: testLogger)
+            try consumer.subscribe(["full"])
+            let received = try await collect(consumer, count: records.count)
+            await consumer.close()
+            #expect(received.count == records.count)
+            for key in 0..<3 {
+                let values = received.filter { $0.keyString == "key-\(key)" }.map { Int($0.valueString)! }
+                #expect(values == Array(stride(from: key, to: 300, by: 3)), "order of key-\(key)")
+            }
+        }
+    }
+
     @Test func storedOffsetsAreWhereTheGroupResumes() async throws {
         try await withEmbeddedBroker(topics: ["resume": 1]) { broker in
             let producer = try KafkaProducer(configuration: clientConfiguration(broker), logger: testLogger)
