@@ -87,7 +87,9 @@ public final class KafkaProducer: Sendable {
                 }
                 // Tried at once with the record borrowed from the array, not copied; only a full
                 // queue (or an error) takes the slower path.
-                let code = produce(records[index], topic: topic!.handle, opaque: batch.opaque(index))
+                let code = records.withUnsafeBufferPointer {
+                    produce($0.baseAddress! + index, topic: topic!.handle, opaque: batch.opaque(index))
+                }
                 do {
                     if code != RD_KAFKA_RESP_ERR_NO_ERROR {
                         try await enqueue(
@@ -144,50 +146,57 @@ public final class KafkaProducer: Sendable {
                 throw KafkaError(code, context: "produce to \(record.topic)")
             }
             try await Task.sleep(for: .milliseconds(1))
-            code = produce(record, topic: topic, opaque: opaque)
+            code = withUnsafePointer(to: record) { produce($0, topic: topic, opaque: opaque) }
         }
     }
 
-    private func produce(_ record: OutgoingRecord, topic: OpaquePointer, opaque: UnsafeMutableRawPointer)
-        -> rd_kafka_resp_err_t
-    {
-        withHeaderArguments(record.headers) { headers in
-            // The arguments of one rd_kafka_produceva call, on the stack: at most 7 fixed ones and the headers.
-            withUnsafeTemporaryAllocation(of: rd_kafka_vu_t.self, capacity: 7 + headers.count) { values in
-                var count = 0
-                func add(_ type: rd_kafka_vtype_t, _ fill: (inout rd_kafka_vu_t) -> Void) {
-                    var value = rd_kafka_vu_t()
-                    value.vtype = type
-                    fill(&value)
-                    values[count] = value
-                    count += 1
-                }
-                add(RD_KAFKA_VTYPE_RKT) { $0.u.rkt = topic }
-                add(RD_KAFKA_VTYPE_MSGFLAGS) { $0.u.i = NativeConstants.messageCopyFlag }
-                add(RD_KAFKA_VTYPE_OPAQUE) { $0.u.ptr = opaque }
-                add(RD_KAFKA_VTYPE_PARTITION) { $0.u.i32 = record.partition ?? NativeConstants.unassignedPartition }
-                add(RD_KAFKA_VTYPE_TIMESTAMP) { $0.u.i64 = record.timestampMilliseconds ?? 0 }
-                for header in headers {
-                    add(RD_KAFKA_VTYPE_HEADER) { $0.u.header = header }
-                }
-                return record.value.withUnsafeBytes { value in
-                    withOptionalBytes(record.key) { key in
-                        add(RD_KAFKA_VTYPE_VALUE) {
-                            $0.u.mem.ptr = UnsafeMutableRawPointer(mutating: value.baseAddress)
-                            $0.u.mem.size = value.count
-                        }
-                        if let key {
-                            add(RD_KAFKA_VTYPE_KEY) {
-                                $0.u.mem.ptr = UnsafeMutableRawPointer(mutating: key.baseAddress)
-                                $0.u.mem.size = key.count
+    /// Hands one record to librdkafka, which copies it. The record is read in place through `record`:
+    /// captured by the closures that lay out the call's arguments, a record passed by value is copied
+    /// first, every one of its arrays retained and released.
+    private func produce(
+        _ record: UnsafePointer<OutgoingRecord>, topic: OpaquePointer, opaque: UnsafeMutableRawPointer
+    ) -> rd_kafka_resp_err_t {
+        record.pointee.headers.withUnsafeBufferPointer { headerList in
+            withHeaderArguments(headerList) { headers in
+                // The arguments of one rd_kafka_produceva call, on the stack: at most 7 fixed ones and the headers.
+                withUnsafeTemporaryAllocation(of: rd_kafka_vu_t.self, capacity: 7 + headers.count) { values in
+                    var count = 0
+                    func add(_ type: rd_kafka_vtype_t, _ fill: (inout rd_kafka_vu_t) -> Void) {
+                        var value = rd_kafka_vu_t()
+                        value.vtype = type
+                        fill(&value)
+                        values[count] = value
+                        count += 1
+                    }
+                    add(RD_KAFKA_VTYPE_RKT) { $0.u.rkt = topic }
+                    add(RD_KAFKA_VTYPE_MSGFLAGS) { $0.u.i = NativeConstants.messageCopyFlag }
+                    add(RD_KAFKA_VTYPE_OPAQUE) { $0.u.ptr = opaque }
+                    add(RD_KAFKA_VTYPE_PARTITION) {
+                        $0.u.i32 = record.pointee.partition ?? NativeConstants.unassignedPartition
+                    }
+                    add(RD_KAFKA_VTYPE_TIMESTAMP) { $0.u.i64 = record.pointee.timestampMilliseconds ?? 0 }
+                    for header in headers {
+                        add(RD_KAFKA_VTYPE_HEADER) { $0.u.header = header }
+                    }
+                    return record.pointee.value.withUnsafeBytes { value in
+                        withOptionalBytes(record.pointee.key) { key in
+                            add(RD_KAFKA_VTYPE_VALUE) {
+                                $0.u.mem.ptr = UnsafeMutableRawPointer(mutating: value.baseAddress)
+                                $0.u.mem.size = value.count
                             }
+                            if let key {
+                                add(RD_KAFKA_VTYPE_KEY) {
+                                    $0.u.mem.ptr = UnsafeMutableRawPointer(mutating: key.baseAddress)
+                                    $0.u.mem.size = key.count
+                                }
+                            }
+                            guard let error = rd_kafka_produceva(handle.pointer, values.baseAddress, count) else {
+                                return RD_KAFKA_RESP_ERR_NO_ERROR
+                            }
+                            let code = rd_kafka_error_code(error)
+                            rd_kafka_error_destroy(error)
+                            return code
                         }
-                        guard let error = rd_kafka_produceva(handle.pointer, values.baseAddress, count) else {
-                            return RD_KAFKA_RESP_ERR_NO_ERROR
-                        }
-                        let code = rd_kafka_error_code(error)
-                        rd_kafka_error_destroy(error)
-                        return code
                     }
                 }
             }
@@ -206,14 +215,16 @@ private typealias HeaderArgument = rd_kafka_vu_t.__Unnamed_union_u.__Unnamed_str
 /// Gives `body` the headers as librdkafka takes them (it copies them): each name a C string and each
 /// value (a null value: a nil pointer and size -1) in one buffer on the stack, so that a record's
 /// headers cost no allocation.
-private func withHeaderArguments<R>(_ headers: [KafkaHeader], _ body: (UnsafeBufferPointer<HeaderArgument>) -> R) -> R {
+private func withHeaderArguments<R>(
+    _ headers: UnsafeBufferPointer<KafkaHeader>, _ body: (UnsafeBufferPointer<HeaderArgument>) -> R
+) -> R {
     let bytes = headers.reduce(0) { $0 + $1.name.utf8.count + 1 + ($1.value?.count ?? 0) }
     return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: max(bytes, 1)) { storage in
         withUnsafeTemporaryAllocation(of: HeaderArgument.self, capacity: headers.count) { arguments in
             var cursor = 0
-            for (index, header) in headers.enumerated() {
+            for index in headers.indices {
                 let name = storage.baseAddress! + cursor
-                for byte in header.name.utf8 {
+                for byte in headers[index].name.utf8 {
                     storage[cursor] = byte
                     cursor += 1
                 }
@@ -221,7 +232,7 @@ private func withHeaderArguments<R>(_ headers: [KafkaHeader], _ body: (UnsafeBuf
                 cursor += 1
                 var argument = HeaderArgument()
                 argument.name = UnsafeRawPointer(name).assumingMemoryBound(to: CChar.self)
-                if let value = header.value {
+                if let value = headers[index].value {
                     // A non-nil pointer even for an empty value, so it is not taken for null.
                     let start = storage.baseAddress! + cursor
                     value.withUnsafeBytes { bytes in
