@@ -452,7 +452,21 @@ struct PartitionTask<Logic: StageLogic>: Sendable {
             return nil
         }
         return DecodedRecord(
-            record: record, event: event, input: input, partitioned: partitioned, waitingId: logic.waitingId(of: event))
+            record: Self.kept(record, logic: logic), event: event, input: input, partitioned: partitioned,
+            waitingId: logic.waitingId(of: event))
+    }
+
+    /// What the merge keeps of a record it holds until its turn (under a backlog, stage 2 holds a large
+    /// part of it): the progress marks and sequence numbers in its headers are read already, and its
+    /// value is decoded, needed again only if the fold may refuse the input (its dead letter carries the
+    /// value). Its other headers stay: the fold's span continues the trace they carry.
+    static func kept(_ record: KafkaRecord, logic: Logic) -> KafkaRecord {
+        var kept = record
+        if kept.headers.contains(where: { $0.name == ProgressMark.header || $0.name == LocalProgressBoard.header }) {
+            kept.headers.removeAll { $0.name == ProgressMark.header || $0.name == LocalProgressBoard.header }
+        }
+        if !logic.foldMayReject { kept.value = [] }
+        return kept
     }
 
     /// Notes the partition a forwarded record came from: a key that comes from two is spread at random.

@@ -29,6 +29,10 @@ protocol StageLogic: Sendable {
     var markedInputs: [String] { get }
     /// The topic the stage writes its output records to (nil: commands only).
     var outputTopic: String? { get }
+    /// Whether the fold may refuse an input (``StageStep/rejection``), whose record then goes to the
+    /// dead-letter topic, value and all; a stage whose fold never does lets its records' values go
+    /// once they are decoded.
+    var foldMayReject: Bool { get }
     /// The earliest event time at which an input the state holds back (a message waiting for its
     /// sender) can be released, and so the earliest time of a record it can still make.
     func earliestRelease(_ state: State) -> EventTime?
@@ -107,6 +111,8 @@ struct FanoutStageLogic: StageLogic {
     var markedInputs: [String] { Self.markedInputs }
     private static let markedInputs = [Topic.messages, Topic.fanoutRepartition]
     var outputTopic: String? { Topic.fanout }
+    /// A message of a conversation never seen is refused.
+    var foldMayReject: Bool { true }
     var tableTopics: [String] { Self.tableTopics }
     private static let tableTopics = [Topic.conversations]
 
@@ -157,6 +163,7 @@ struct RouteStageLogic: StageLogic {
     let stage: RouteStage
     var markedInputs: [String] { [] }
     var outputTopic: String? { nil }
+    var foldMayReject: Bool { false }
 
     func earliestRelease(_ state: RouteState) -> EventTime? { nil }
 
