@@ -37,16 +37,7 @@ import Testing
             let keys = (0..<10).map { "key-\($0)" }
             let records = (0..<2_000).map { index in record("ordered", key: keys[index % keys.count], value: "\(index)")
             }
-            let reports = try await producer.send(records)
-            #expect(reports.count == records.count)
-            await producer.close()
-
-            let consumer = try KafkaConsumer(
-                configuration: .init(client: clientConfiguration(broker), groupId: "ordered"), logger: testLogger)
-            try consumer.subscribe(["ordered"])
-            let received = try await collect(consumer, count: records.count)
-            await consumer.close()
-            #expect(received.count == records.count)
+            let received = try await sendAndReadBack(records, of: "ordered", with: producer, from: broker)
             for key in keys {
                 let values = received.filter { $0.keyString == key }.map { Int($0.valueString)! }
                 #expect(values == values.sorted(), "order of \(key)")
@@ -65,16 +56,7 @@ import Testing
                     broker, ["queue.buffering.max.messages": "10", "linger.ms": "20"]),
                 settings: .init(inFlightLimit: 1_000), logger: testLogger)
             let records = (0..<300).map { record("full", key: "key-\($0 % 3)", value: "\($0)") }
-            let reports = try await producer.send(records)
-            #expect(reports.count == records.count)
-            await producer.close()
-
-            let consumer = try KafkaConsumer(
-                configuration: .init(client: clientConfiguration(broker), groupId: "full"), logger: testLogger)
-            try consumer.subscribe(["full"])
-            let received = try await collect(consumer, count: records.count)
-            await consumer.close()
-            #expect(received.count == records.count)
+            let received = try await sendAndReadBack(records, of: "full", with: producer, from: broker)
             for key in 0..<3 {
                 let values = received.filter { $0.keyString == "key-\(key)" }.map { Int($0.valueString)! }
                 #expect(values == Array(stride(from: key, to: 300, by: 3)), "order of key-\(key)")
@@ -144,4 +126,21 @@ import Testing
             await consumer.close()
         }
     }
+}
+
+/// Sends `records` of `topic` with `producer` (closed afterwards), every one acknowledged, then reads
+/// them all back in a consumer group named after the topic.
+private func sendAndReadBack(
+    _ records: [OutgoingRecord], of topic: String, with producer: KafkaProducer, from broker: EmbeddedBroker
+) async throws -> [KafkaRecord] {
+    let reports = try await producer.send(records)
+    #expect(reports.count == records.count)
+    await producer.close()
+    let consumer = try KafkaConsumer(
+        configuration: .init(client: clientConfiguration(broker), groupId: topic), logger: testLogger)
+    try consumer.subscribe([topic])
+    let received = try await collect(consumer, count: records.count)
+    await consumer.close()
+    #expect(received.count == records.count)
+    return received
 }
