@@ -313,6 +313,7 @@ extension PipelineObserver {
             onLag: service.onLag,
             onIdentityWaits: service.onIdentityWaits,
             onProcessed: service.onProcessed,
+            onBusy: service.onBusy,
             onReleasedByMaximumWait: service.onReleasedByMaximumWait,
             onMisplaced: service.onMisplaced)
     }

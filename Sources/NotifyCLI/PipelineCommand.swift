@@ -116,6 +116,7 @@ extension PipelineObserver {
             onProcessed: { stage, records, duration in
                 shell.metrics.recordProcessingLatency(stage: stage.rawValue, records: records, duration)
             },
+            onBusy: { stage, duration in shell.metrics.recordStageBusy(stage: stage.rawValue, duration) },
             onReleasedByMaximumWait: { stage, count in
                 shell.metrics.recordEventTimeForced(stage: stage.rawValue, count: count)
                 shell.logger.warning(

@@ -20,6 +20,11 @@ public struct PipelineObserver: Sendable {
     /// A stage finished the work of a batch of `records` records read: the time from the batch's
     /// arrival to the broker's acknowledgement of everything the batch made, which each of them took.
     public var onProcessed: @Sendable (_ stage: StageName, _ records: Int, _ duration: Duration) -> Void
+    /// A stage's actor worked for `duration` on a batch read, or on a pass over its tasks (releasing
+    /// what waited, moving clocks on, computing marks); its hand-off to the producer is not counted.
+    /// Each stage of an instance folds on one actor, so its busy time per second of wall clock is the
+    /// share of one core it keeps: near 1, the stage is saturated on this instance.
+    public var onBusy: @Sendable (_ stage: StageName, _ duration: Duration) -> Void
     /// Messages began waiting for their sender's identity (`waits`), and messages went out without
     /// it after the wait (`timeouts`).
     public var onIdentityWaits: @Sendable (_ waits: Int, _ timeouts: Int) -> Void
@@ -47,6 +52,7 @@ public struct PipelineObserver: Sendable {
         onLag: @escaping @Sendable ([TopicPartition: Int64]) -> Void = { _ in },
         onIdentityWaits: @escaping @Sendable (Int, Int) -> Void = { _, _ in },
         onProcessed: @escaping @Sendable (StageName, Int, Duration) -> Void = { _, _, _ in },
+        onBusy: @escaping @Sendable (StageName, Duration) -> Void = { _, _ in },
         onReleasedByMaximumWait: @escaping @Sendable (StageName, Int) -> Void = { _, _ in },
         onMisplaced: @escaping @Sendable (String, Int) -> Void = { _, _ in },
         onClusterCheck: @escaping @Sendable (Bool) -> Void = { _ in },
@@ -59,6 +65,7 @@ public struct PipelineObserver: Sendable {
         self.onClusterCheck = onClusterCheck
         self.onPartitions = onPartitions
         self.onProcessed = onProcessed
+        self.onBusy = onBusy
         self.onLag = onLag
         self.onIdentityWaits = onIdentityWaits
         self.onConsumed = onConsumed

@@ -84,6 +84,11 @@ actor StageRunner<Logic: StageLogic> {
         self.logger = logger
     }
 
+    /// Tells the observer how long this actor has worked since `started` (``PipelineObserver/onBusy``).
+    private func noteBusy(since started: ContinuousClock.Instant) {
+        observer.onBusy(logic.name, .now - started)
+    }
+
     /// The consumer whose offsets this runner stores.
     func attach(_ consumer: KafkaConsumer) {
         self.consumer = consumer
@@ -91,6 +96,7 @@ actor StageRunner<Logic: StageLogic> {
 
     /// Folds a batch and queues what it made.
     func process(_ batch: [KafkaRecord]) async throws {
+        let started = ContinuousClock.now
         var byPartition: [Int32: [KafkaRecord]] = [:]
         for record in batch { byPartition[record.partition, default: []].append(record) }
         var output = TaskOutput()
@@ -111,6 +117,7 @@ actor StageRunner<Logic: StageLogic> {
         observer.consumed(consumed)
         processedSinceTick = true
         saveIfDue(into: &output)
+        noteBusy(since: started)
         try await send(output, consumed: (consumed.count, now))
     }
 
@@ -125,6 +132,7 @@ actor StageRunner<Logic: StageLogic> {
     /// Hands a record every task hears (an identity) to every task, and queues what it made.
     /// `lagging` says which partitions of `topic` have records waiting in Kafka beyond those read.
     func broadcast(_ records: [KafkaRecord], of topic: String, lagging: [Int32: Bool]) async throws {
+        let started = ContinuousClock.now
         var output = TaskOutput()
         let now = ContinuousClock.now
         var clock = InstanceClock()
@@ -139,6 +147,7 @@ actor StageRunner<Logic: StageLogic> {
                         limits: limits, now: now)
                 })
         }
+        noteBusy(since: started)
         try await send(output)
     }
 
@@ -202,7 +211,9 @@ actor StageRunner<Logic: StageLogic> {
     /// that they moved on, for instance that its input was read to its end.
     func publishLocalMarks() {
         guard merge.localMarks != nil, !tasks.isEmpty else { return }
-        publishMarks(now: .now)
+        let now = ContinuousClock.now
+        publishMarks(now: now)
+        noteBusy(since: now)
     }
 
     /// Every task's marks now, per mark target in task order, told to the ``LocalProgressBoard`` (if
@@ -270,6 +281,7 @@ actor StageRunner<Logic: StageLogic> {
                     OutgoingRecord(topic: topic, key: nil, value: [], headers: headers, partition: target))
             }
         }
+        noteBusy(since: now)
         guard !output.records.isEmpty else { return }
         try await send(output)
     }
@@ -279,6 +291,7 @@ actor StageRunner<Logic: StageLogic> {
     /// still wait.
     @discardableResult
     func releaseDue() async throws -> Bool {
+        let started = ContinuousClock.now
         let now = ContinuousClock.now
         let waiting = tasks.indices.filter { tasks.values[$0].merge.earliest != nil }.map { tasks.keys[$0] }.sorted()
         guard !waiting.isEmpty else { return false }
@@ -287,6 +300,7 @@ actor StageRunner<Logic: StageLogic> {
         for partition in waiting {
             output.append(work(partition, now: now, clock: &clock) { $0.releaseDue(logic: logic, now: now) })
         }
+        noteBusy(since: started)
         try await send(output)
         return tasks.indices.contains { tasks.values[$0].merge.earliest != nil }
     }
@@ -295,6 +309,7 @@ actor StageRunner<Logic: StageLogic> {
     /// When no batch came since the last tick, every task saves: a quiet stage has its offsets
     /// stored without waiting for its turns.
     func tick() async throws {
+        let started = ContinuousClock.now
         let lag = try? consumer?.lag()
         if let lag, !lag.isEmpty { observer.onLag(lag) }
         let now = ContinuousClock.now
@@ -310,6 +325,7 @@ actor StageRunner<Logic: StageLogic> {
             for partition in tasks.keys.sorted() { output.append(tasks[partition]!.save(logic: logic)) }
         }
         processedSinceTick = false
+        noteBusy(since: started)
         try await send(output)  // Also when only dead letters or counts came of it.
     }
 

@@ -36,6 +36,7 @@ public enum MetricName {
     public static let identityTimeouts = "notify_identity_timeouts_total"
     public static let deadLetters = "notify_dlq_records_total"
     public static let eventTimeForced = "notify_event_time_forced_total"
+    public static let stageBusy = "notify_stage_busy_seconds_total"
     public static let misplacedRecords = "notify_misplaced_records_total"
     public static let deadLettersLost = "notify_dlq_write_failures_total"
     public static let sinkOutcomes = "notify_sink_outcomes_total"
@@ -84,6 +85,13 @@ public enum MetricName {
             """
             Records folded because they waited pipeline.maxEventTimeWait, not because every input had passed \
             their event time: their order is not guaranteed.
+            """),
+        family(
+            stageBusy, .counter, ["stage"], .pipeline,
+            """
+            Wall-clock seconds the stage's actor worked: folding the batches it read and the records its event-time merge \
+            let go, moving clocks on, computing marks. Each stage of an instance folds on one actor, so its rate \
+            is the share of a core the stage keeps: near 1, the stage is saturated in this instance.
             """),
         family(
             misplacedRecords, .counter, ["topic"], .pipeline,

@@ -68,6 +68,7 @@ public struct NotifyMetrics: Sendable {
         for stage in stages {
             histogram(MetricName.processingLatency, [("stage", stage.name)])
             counter(MetricName.eventTimeForced, [("stage", stage.name)])
+            counter(MetricName.stageBusy, [("stage", stage.name)])
             for topic in stage.topics {
                 counter(MetricName.deadLetters, [("source", topic)])
                 counter(MetricName.deadLettersLost, [("source", topic)])
@@ -130,6 +131,11 @@ public struct NotifyMetrics: Sendable {
 
     public func recordEventTimeForced(stage: String, count: Int) {
         counter(MetricName.eventTimeForced, [("stage", stage)]).increment(by: Int64(count))
+    }
+
+    public func recordStageBusy(stage: String, _ duration: Duration) {
+        let (seconds, attoseconds) = duration.components
+        counter(MetricName.stageBusy, [("stage", stage)]).increment(by: Double(seconds) + Double(attoseconds) / 1e18)
     }
 
     public func recordMisplaced(topic: String, count: Int) {
