@@ -61,6 +61,6 @@ else
 fi
 wait "$bench"
 bench=
-grep '^pipeline: [0-9]' "$log.bench"
+grep '^pipeline: [0-9]\|^pipeline: each' "$log.bench"
 perf report -i "$out" --children --sort sym -g none 2>/dev/null | grep -E '^ +[0-9]' | head -60 | swift demangle --simplified
 echo "profile: $out (perf report -i $out)"

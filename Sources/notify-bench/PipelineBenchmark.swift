@@ -47,6 +47,13 @@ struct PipelineBenchmark: AsyncParsableCommand {
             run on: holding the throughput run's records costs the pipeline's cores a page fault per fresh page.
             """))
     var whereabouts = false
+    @Flag(
+        help: ArgumentHelp(
+            """
+            Print, for each tenth of a second of the throughput run, how many records of each topic the stages \
+            read and how many of those they wrote were acknowledged: whether both stages work all through the run.
+            """))
+    var timeline = false
     @Option(
         name: .customShort("X"),
         help: ArgumentHelp(
@@ -106,6 +113,8 @@ struct PipelineBenchmark: AsyncParsableCommand {
         let acknowledged = CommandClock(capacity: count + total)
         let hops = HopClock(recording: whereabouts)
         let forced = Atomic<Int>(0)
+        let throughputTimeline = timeline ? ThroughputTimeline() : nil
+        let busy = Mutex<[StageName: Duration]>([:])
         let decisions = Mutex<[String: [SuppressionReason]]>([:])
         let pipeline = PipelineInstance(
             settings: PipelineSettings(
@@ -115,7 +124,10 @@ struct PipelineBenchmark: AsyncParsableCommand {
                 lateness: .milliseconds(lateness), maximumEventTimeWait: .milliseconds(Int64(maximumWait * 1000)),
                 markInterval: .milliseconds(markInterval)),
             observer: PipelineObserver(
-                onConsumed: { records in hops.consumed(records) },
+                onConsumed: { records in
+                    hops.consumed(records)
+                    throughputTimeline?.read(records)
+                },
                 onDecisions: { made in
                     // Read only to say where the messages of a stalled run stopped: kept while the batches are.
                     guard hops.isRecording else { return }
@@ -126,9 +138,11 @@ struct PipelineBenchmark: AsyncParsableCommand {
                     }
                 },
                 onProduced: { records, commands, _ in
+                    throughputTimeline?.acknowledged(records)
                     acknowledged.record(commands)
                     hops.acknowledged(records)
                 },
+                onBusy: { stage, duration in busy.withLock { $0[stage, default: .zero] += duration } },
                 onReleasedByMaximumWait: { _, count in forced.add(count, ordering: .relaxed) }),
             logger: logger)
         let running = Task { try await pipeline.run() }
@@ -154,6 +168,8 @@ struct PipelineBenchmark: AsyncParsableCommand {
         let start = ContinuousClock.now
         let cpuBefore = ProcessCPUClock.seconds()
         let sent = Sent(capacity: count)
+        throughputTimeline?.start()
+        let busyBefore = busy.withLock { $0 }
         try await produceMessages(
             0..<count, run: run, producer: producer, sent: sent, pace: nil, tableUpdates: tableUpdates)
         try await acknowledged.wait(for: count, sent: sent, diagnose: diagnose)
@@ -164,6 +180,13 @@ struct PipelineBenchmark: AsyncParsableCommand {
                 + " (CPU of this process, producer included: \(String(format: "%.3f", cpu)) s = \(Int(cpu / Double(count) * 1e6)) µs per message;"
                 + " \(forced.load(ordering: .relaxed)) records released by the maximum wait)"
                 + (tableUpdates?.summary ?? ""))
+        let worked = busy.withLock { $0 }.map { ($0.key, ($0.value - (busyBefore[$0.key] ?? .zero)).seconds) }
+        print(
+            "pipeline: each stage's actor worked "
+                + worked.sorted { $0.0.rawValue < $1.0.rawValue }.map {
+                    "\($0.0.rawValue) \(String(format: "%.2f", $0.1)) s (\(Int($0.1 / elapsed * 100))%)"
+                }.joined(separator: ", ") + " of the run")
+        for line in throughputTimeline?.stop() ?? [] { print(line) }
 
         // Latency at the offered rate.
         hops.startRecording()
