@@ -142,7 +142,10 @@ struct PipelineBenchmark: AsyncParsableCommand {
                     acknowledged.record(commands)
                     hops.acknowledged(records)
                 },
-                onBusy: { stage, duration in busy.withLock { $0[stage, default: .zero] += duration } },
+                onBusy: { stage, duration in
+                    busy.withLock { $0[stage, default: .zero] += duration }
+                    throughputTimeline?.worked(stage.rawValue, duration)
+                },
                 onReleasedByMaximumWait: { _, count in forced.add(count, ordering: .relaxed) }),
             logger: logger)
         let running = Task { try await pipeline.run() }

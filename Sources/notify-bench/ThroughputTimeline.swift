@@ -40,12 +40,17 @@ final class ThroughputTimeline: Sendable {
         note(records.map(\.topic), as: "acknowledged")
     }
 
-    private func note(_ topics: [String], as what: String) {
+    /// Counts, in milliseconds, the time a stage's actor worked.
+    func worked(_ stage: String, _ duration: Duration) {
+        note(["\(stage) ms"], as: "worked", count: Int(duration / .milliseconds(1)))
+    }
+
+    private func note(_ topics: [String], as what: String, count: Int = 1) {
         let now = ContinuousClock.now
         counts.withLock { counts in
             guard let start = counts.start else { return }
             let bucket = Int((now - start) / .milliseconds(100))
-            for topic in topics { counts.buckets[bucket, default: [:]]["\(what) \(topic)", default: 0] += 1 }
+            for topic in topics { counts.buckets[bucket, default: [:]]["\(what) \(topic)", default: 0] += count }
         }
     }
 }
