@@ -167,11 +167,12 @@ struct PartitionTask<Logic: StageLogic>: Sendable {
     /// can still bring an earlier record than (see ``EventTimeMerge``). `lag` says which inputs have
     /// records waiting in Kafka beyond those read.
     mutating func process(
-        _ records: [KafkaRecord], logic: Logic, limits: RecordLimits, lag: [TopicPartition: Int64]? = nil,
+        _ records: [ConsumedRecord], logic: Logic, limits: RecordLimits, lag: [TopicPartition: Int64]? = nil,
         now: ContinuousClock.Instant = .now
     ) -> TaskOutput {
         var output = TaskOutput()
-        for record in records {
+        for consumed in records {
+            let record = consumed.record
             processed[record.topic] = record.offset + 1
             if let letter = tableDeadLetter(at: record) {
                 output.deadLetters.append(letter)
@@ -185,7 +186,7 @@ struct PartitionTask<Logic: StageLogic>: Sendable {
             let marks = Self.marks(of: record)
             // A record with marks and no value is a mark record (see ``StageRunner/announceMarks()``), nothing else.
             if !(record.value.isEmpty && !marks.isEmpty),
-                let input = decode(record, logic: logic, limits: limits, into: &output)
+                let input = decode(record, decodedAhead: consumed.event, logic: logic, limits: limits, into: &output)
             {
                 merge.add(input, source: record.topic, now: now)
             }
@@ -397,7 +398,8 @@ struct PartitionTask<Logic: StageLogic>: Sendable {
     /// Reads a record into an input of the stage, or sends it to the dead-letter topic with the reason;
     /// nil also for a record whose effects the restored state holds already.
     private mutating func decode(
-        _ record: KafkaRecord, logic: Logic, limits: RecordLimits, into output: inout TaskOutput
+        _ record: KafkaRecord, decodedAhead: Result<InputEvent, EventDecodingError>? = nil, logic: Logic,
+        limits: RecordLimits, into output: inout TaskOutput
     ) -> DecodedRecord? {
         let partitioned = logic.inputTopics.contains(record.topic)
         var topic = record.topic
@@ -440,9 +442,9 @@ struct PartitionTask<Logic: StageLogic>: Sendable {
             return nil
         }
         let event: InputEvent
-        do {
-            event = try InputEvent.decode(topic: topic, value: record.value)
-        } catch {
+        switch decodedAhead ?? ConsumedRecord.decoding(record.value, topic: topic) {
+        case .success(let decoded): event = decoded
+        case .failure(let error):
             output.deadLetters.append(DeadLetter(record, reason: error.description))
             return nil
         }

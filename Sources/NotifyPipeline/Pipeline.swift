@@ -212,12 +212,11 @@ public final class PipelineInstance: Sendable {
         logger.info(
             "Stage \(stageName) joined group \(settings.groupId).\(stageName)",
             metadata: ["topics": "\(logic.inputTopics)"])
+        // Each batch's events are decoded here, off the runner's actor, which meanwhile folds what its
+        // merges let go (``ConsumedRecord``).
         try await consumer.forEachBatch { batch in
-            if let thumbnails {
-                try await runner.process(await thumbnails.apply(to: batch, lag: (try? consumer.lag()) ?? [:]))
-            } else {
-                try await runner.process(batch)
-            }
+            let batch = await thumbnails?.apply(to: batch, lag: (try? consumer.lag()) ?? [:]) ?? batch
+            try await runner.process(ConsumedRecord.decodingAhead(batch, logic: logic, limits: runner.limits))
         }
         try Task.checkCancellation()
     }

@@ -22,7 +22,7 @@ actor StageRunner<Logic: StageLogic> {
     private let restorer: ChangelogRestorer
     private let observer: PipelineObserver
     private let logger: Logger
-    private let limits: RecordLimits
+    let limits: RecordLimits
     /// Whether the tasks' folds record spans.
     private let tracing: RecordTracing
     private let deadLetters: DeadLetterWriter
@@ -94,11 +94,11 @@ actor StageRunner<Logic: StageLogic> {
         self.consumer = consumer
     }
 
-    /// Folds a batch and queues what it made.
-    func process(_ batch: [KafkaRecord]) async throws {
+    /// Folds a batch (its events decoded ahead by the caller, see ``ConsumedRecord``) and queues what it made.
+    func process(_ batch: [ConsumedRecord]) async throws {
         let started = ContinuousClock.now
-        var byPartition: [Int32: [KafkaRecord]] = [:]
-        for record in batch { byPartition[record.partition, default: []].append(record) }
+        var byPartition: [Int32: [ConsumedRecord]] = [:]
+        for consumed in batch { byPartition[consumed.record.partition, default: []].append(consumed) }
         var output = TaskOutput()
         let lag = try? consumer?.lag()
         let now = ContinuousClock.now
@@ -113,7 +113,10 @@ actor StageRunner<Logic: StageLogic> {
                     $0.process(records, logic: logic, limits: limits, lag: lag, now: now)
                 })
         }
-        let consumed = batch.filter { !$0.value.isEmpty || PartitionTask<Logic>.marks(of: $0).isEmpty }
+        let consumed = batch.compactMap { consumed in
+            let record = consumed.record
+            return !record.value.isEmpty || PartitionTask<Logic>.marks(of: record).isEmpty ? record : nil
+        }
         observer.consumed(consumed)
         processedSinceTick = true
         saveIfDue(into: &output)

@@ -24,6 +24,47 @@ import Testing
             timestampMilliseconds: Scenario.base.milliseconds + second * 1000)
     }
 
+    /// Events decoded ahead of their task (by the stage's consumer loop) fold as the task's own
+    /// decoding would: the same records and the same dead letters, for good, malformed, unknown and
+    /// oversized values; an oversized one is never parsed.
+    @Test func aBatchDecodedAheadFoldsAsOneTheTaskDecodes() {
+        let limits = RecordLimits(maxRecordBytes: 400)
+        func raw(_ json: String, offset: Int64) -> KafkaRecord {
+            KafkaRecord(
+                topic: Topic.messages, partition: 0, offset: offset, key: Array("c1".utf8), value: Array(json.utf8),
+                timestampMilliseconds: 0)
+        }
+        let long = String(repeating: "x", count: 500)
+        let records = [
+            record(Scenario.conversation("c1", members: ["alice", "bob"]), key: "c1", offset: 0, at: 0),
+            record(Scenario.message("m1", in: "c1", from: "alice", "hi", at: 1), key: "c1", offset: 0, at: 1),
+            raw(#"{"type":"message.created","id":"broken""#, offset: 1),
+            raw(#"{"type":"profile.changed","id":"p1","at":"2026-11-22T09:00:00Z"}"#, offset: 2),
+            record(Scenario.message("m2", in: "c1", from: "alice", long, at: 2), key: "c1", offset: 3, at: 2),
+            record(Scenario.message("m3", in: "c1", from: "bob", "bye", at: 3), key: "c1", offset: 4, at: 3),
+        ]
+        let ahead = ConsumedRecord.decodingAhead(records, logic: logic, limits: limits)
+        #expect(
+            ahead.map { $0.event != nil } == [true, true, true, true, false, true], "the oversized one is not parsed")
+        #expect(ahead.map { (try? $0.event?.get()) != nil } == [true, true, false, false, false, true])
+
+        let now = ContinuousClock.now
+        func fold(_ consumed: [ConsumedRecord]) -> (records: [String], deadLetters: [String]) {
+            var task = PartitionTask<FanoutStageLogic>(
+                partition: 0, state: logic.initialState(), merge: EventTimeMerge(lateness: 10, maximumWait: .seconds(3))
+            )
+            var output = task.process(consumed, logic: logic, limits: limits, now: now)
+            output.append(task.advanceClock(logic: logic, now: now + .seconds(1)))
+            return (output.records.map { String(decoding: $0.value, as: UTF8.self) }, output.deadLetters.map(\.reason))
+        }
+        let decodedAhead = fold(ahead)
+        let decodedByTask = fold(records.map { ConsumedRecord($0) })
+        #expect(decodedAhead.records.count == 2, "m1 to bob, m3 to alice")
+        #expect(decodedAhead.deadLetters.count == 3, "the malformed, the unknown and the oversized record")
+        #expect(decodedAhead.records == decodedByTask.records)
+        #expect(decodedAhead.deadLetters == decodedByTask.deadLetters)
+    }
+
     /// A task taken back after it was given up forgets what its merge knew then: the marks it heard
     /// are of the time before, and the records its writers wrote meanwhile come first.
     @Test func aTaskTakenBackForgetsTheMarksItKnew() throws {
@@ -218,6 +259,18 @@ import Testing
         let again = task.save(logic: logic)
         #expect(again.changelog.isEmpty)
         #expect(again.offsets.isEmpty)
+    }
+}
+
+extension PartitionTask {
+    /// Processes `records` as the stage's consumer loop hands them over: decoded ahead.
+    mutating func process(
+        _ records: [KafkaRecord], logic: Logic, limits: RecordLimits, lag: [TopicPartition: Int64]? = nil,
+        now: ContinuousClock.Instant = .now
+    ) -> TaskOutput {
+        process(
+            ConsumedRecord.decodingAhead(records, logic: logic, limits: limits), logic: logic, limits: limits, lag: lag,
+            now: now)
     }
 }
 
