@@ -212,8 +212,8 @@ public final class PipelineInstance: Sendable {
         logger.info(
             "Stage \(stageName) joined group \(settings.groupId).\(stageName)",
             metadata: ["topics": "\(logic.inputTopics)"])
-        // Each batch's events are decoded here, off the runner's actor, which meanwhile folds what its
-        // merges let go (``ConsumedRecord``).
+        // Each batch's events are decoded here, off the runner's actor (``ConsumedRecord``): the actor may
+        // meanwhile release what its merges let go, but the next batch is read only once this one is in.
         try await consumer.forEachBatch { batch in
             let batch = await thumbnails?.apply(to: batch, lag: (try? consumer.lag()) ?? [:]) ?? batch
             try await runner.process(ConsumedRecord.decodingAhead(batch, logic: logic, limits: runner.limits))

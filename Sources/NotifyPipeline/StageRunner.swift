@@ -135,7 +135,6 @@ actor StageRunner<Logic: StageLogic> {
     /// Hands a record every task hears (an identity) to every task, and queues what it made.
     /// `lagging` says which partitions of `topic` have records waiting in Kafka beyond those read.
     func broadcast(_ records: [KafkaRecord], of topic: String, lagging: [Int32: Bool]) async throws {
-        let started = ContinuousClock.now
         var output = TaskOutput()
         let now = ContinuousClock.now
         var clock = InstanceClock()
@@ -150,7 +149,7 @@ actor StageRunner<Logic: StageLogic> {
                         limits: limits, now: now)
                 })
         }
-        noteBusy(since: started)
+        noteBusy(since: now)
         try await send(output)
     }
 
@@ -294,7 +293,6 @@ actor StageRunner<Logic: StageLogic> {
     /// still wait.
     @discardableResult
     func releaseDue() async throws -> Bool {
-        let started = ContinuousClock.now
         let now = ContinuousClock.now
         let waiting = tasks.indices.filter { tasks.values[$0].merge.earliest != nil }.map { tasks.keys[$0] }.sorted()
         guard !waiting.isEmpty else { return false }
@@ -303,7 +301,7 @@ actor StageRunner<Logic: StageLogic> {
         for partition in waiting {
             output.append(work(partition, now: now, clock: &clock) { $0.releaseDue(logic: logic, now: now) })
         }
-        noteBusy(since: started)
+        noteBusy(since: now)
         try await send(output)
         return tasks.indices.contains { tasks.values[$0].merge.earliest != nil }
     }
