@@ -41,36 +41,9 @@ if ! (cd "$copy" && swift build -c release "${copy_scratch[@]}" --product notify
 fi
 without="$(cd "$copy" && swift build -c release "${copy_scratch[@]}" --show-bin-path)/notify-bench"
 
-log=$(mktemp)
-broker=
-trap 'if [ -n "$broker" ]; then kill "$broker" 2>/dev/null; wait "$broker" 2>/dev/null; fi; rm -f "$log" "$log.run"' EXIT
-rates_with=()
-rates_without=()
-# One run of `$1` (with or without) on a fresh broker, with the properties of Benchmarks/kafka.sh.
-run() {
-  "$broker_bin/notify" broker >"$log" 2>/dev/null &
-  broker=$!
-  for _ in $(seq 100); do [ -s "$log" ] && break; sleep 0.1; done
-  local bench=$with
-  if [ "$1" = without ]; then bench=$without; fi
-  "$bench" pipeline --bootstrap "$(head -1 "$log")" --count "$count" --schemas Schemas \
-    -X fetch.wait.max.ms=1 -X linger.ms=1 >"$log.run"
-  kill "$broker"
-  wait "$broker" 2>/dev/null || true
-  broker=
-  local rate latency
-  rate=$(sed -nE 's/^pipeline: .* = ([0-9]+) messages\/s.*/\1/p' "$log.run")
-  latency=$(sed -nE 's/^pipeline latency at .*(p50 [0-9.]+ ms, p99 [0-9.]+ ms).*/\1/p' "$log.run")
-  echo "pair $pair, $1: $rate messages/s; at 10,000/s offered $latency"
-  if [ "$1" = without ]; then rates_without+=("$rate"); else rates_with+=("$rate"); fi
-}
-# Odd pairs run with the topics first, even pairs without first.
-for pair in $(seq "$pairs"); do
-  if (( pair % 2 )); then run with; run without; else run without; run with; fi
-done
-
-median() { printf '%s\n' "$@" | sort -n | awk '{ a[NR] = $1 } END { print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2 }'; }
-w=$(median "${rates_with[@]}")
-wo=$(median "${rates_without[@]}")
+source Benchmarks/pairs.sh
+run_pairs "$broker_bin" "$pairs" "$count" with "$with" without "$without"
+w=$(median "${rates_a[@]}")
+wo=$(median "${rates_b[@]}")
 echo "median: with the repartition topics $w messages/s, without $wo messages/s," \
-  "with/without = $(awk -v a="$w" -v b="$wo" 'BEGIN { printf "%.3f", a / b }') (a fall of at most 5% allowed)"
+  "with/without = $(ratio "$w" "$wo") (a fall of at most 5% allowed)"

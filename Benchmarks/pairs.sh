@@ -1,0 +1,49 @@
+# Runs two builds of `notify-bench pipeline` in alternating pairs, each run on a fresh broker, with
+# the client properties of Benchmarks/kafka.sh; sourced by repartition-cost.sh and against-a667a5e.sh.
+#
+#   run_pairs BROKER_BIN PAIRS COUNT NAME_A BENCH_A NAME_B BENCH_B
+#
+# Odd pairs run A first, even pairs B first. Prints each run; leaves the messages/s in rates_a and
+# rates_b, and the p99 latencies at 10,000/s offered in p99_a and p99_b.
+
+pairs_log=$(mktemp)
+pairs_broker=
+trap 'if [ -n "$pairs_broker" ]; then kill "$pairs_broker" 2>/dev/null; wait "$pairs_broker" 2>/dev/null; fi; rm -f "$pairs_log" "$pairs_log.run"' EXIT
+
+# The median of its arguments.
+median() { printf '%s\n' "$@" | sort -n | awk '{ a[NR] = $1 } END { print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2 }'; }
+
+# `$1 / $2` with three decimals.
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", a / b }'; }
+
+# One run: pair $1, side $2 (a or b), named $3, binary $4; broker binary $5, $6 messages.
+run_one() {
+  "$5/notify" broker >"$pairs_log" 2>/dev/null &
+  pairs_broker=$!
+  for _ in $(seq 100); do [ -s "$pairs_log" ] && break; sleep 0.1; done
+  "$4" pipeline --bootstrap "$(head -1 "$pairs_log")" --count "$6" --schemas Schemas \
+    -X fetch.wait.max.ms=1 -X linger.ms=1 >"$pairs_log.run"
+  kill "$pairs_broker"
+  wait "$pairs_broker" 2>/dev/null || true
+  pairs_broker=
+  local rate latency p99
+  rate=$(sed -nE 's/^pipeline: .* = ([0-9]+) messages\/s.*/\1/p' "$pairs_log.run")
+  latency=$(sed -nE 's/^pipeline latency at .*(p50 [0-9.]+ ms, p99 [0-9.]+ ms).*/\1/p' "$pairs_log.run")
+  p99=$(sed -nE 's/^pipeline latency at .*p99 ([0-9.]+) ms.*/\1/p' "$pairs_log.run")
+  echo "pair $1, $3: $rate messages/s; at 10,000/s offered $latency"
+  if [ "$2" = a ]; then rates_a+=("$rate") p99_a+=("$p99"); else rates_b+=("$rate") p99_b+=("$p99"); fi
+}
+
+run_pairs() {
+  rates_a=() rates_b=() p99_a=() p99_b=()
+  local pair
+  for pair in $(seq "$2"); do
+    if ((pair % 2)); then
+      run_one "$pair" a "$4" "$5" "$1" "$3"
+      run_one "$pair" b "$6" "$7" "$1" "$3"
+    else
+      run_one "$pair" b "$6" "$7" "$1" "$3"
+      run_one "$pair" a "$4" "$5" "$1" "$3"
+    fi
+  done
+}
