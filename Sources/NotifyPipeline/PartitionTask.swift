@@ -167,11 +167,15 @@ struct PartitionTask<Logic: StageLogic>: Sendable {
     /// can still bring an earlier record than (see ``EventTimeMerge``). `lag` says which inputs have
     /// records waiting in Kafka beyond those read.
     mutating func process(
-        _ records: [ConsumedRecord], logic: Logic, limits: RecordLimits, lag: [TopicPartition: Int64]? = nil,
+        _ records: consuming [ConsumedRecord], logic: Logic, limits: RecordLimits, lag: [TopicPartition: Int64]? = nil,
         now: ContinuousClock.Instant = .now
     ) -> TaskOutput {
         var output = TaskOutput()
-        for consumed in records {
+        // Moved out one by one, first to last (as in ``foldReleased(logic:now:into:)``): iterated, each
+        // record and its event would be copied, a retain and a release per field.
+        var records = records
+        records.withUnsafeMutableBufferPointer { $0.reverse() }
+        while let consumed = records.popLast() {
             let record = consumed.record
             processed[record.topic] = record.offset + 1
             if let letter = tableDeadLetter(at: record) {

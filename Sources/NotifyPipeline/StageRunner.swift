@@ -95,27 +95,34 @@ actor StageRunner<Logic: StageLogic> {
     }
 
     /// Folds a batch (its events decoded ahead by the caller, see ``ConsumedRecord``) and queues what it made.
-    func process(_ batch: [ConsumedRecord]) async throws {
+    func process(_ batch: consuming [ConsumedRecord]) async throws {
         let started = ContinuousClock.now
+        let consumed = batch.compactMap { consumed in
+            let record = consumed.record
+            return !record.value.isEmpty || PartitionTask<Logic>.marks(of: record).isEmpty ? record : nil
+        }
+        // Each record moved to its partition's list, and each list moved to its task: copied, a record's
+        // event would cost a retain and a release per field.
         var byPartition: [Int32: [ConsumedRecord]] = [:]
-        for consumed in batch { byPartition[consumed.record.partition, default: []].append(consumed) }
+        var batch = batch
+        batch.withUnsafeMutableBufferPointer { $0.reverse() }
+        while let next = batch.popLast() { byPartition[next.record.partition, default: []].append(next) }
         var output = TaskOutput()
         let lag = try? consumer?.lag()
         let now = ContinuousClock.now
         var clock = InstanceClock()
-        for (partition, records) in byPartition.sorted(by: { $0.key < $1.key }) {
+        for partition in byPartition.keys.sorted() {
+            var records = byPartition.removeValue(forKey: partition)!
             guard tasks[partition] != nil else {
                 logger.debug("Records of a partition given up are dropped", metadata: ["partition": "\(partition)"])
                 continue
             }
             output.append(
                 work(partition, now: now, clock: &clock) {
-                    $0.process(records, logic: logic, limits: limits, lag: lag, now: now)
+                    var taken: [ConsumedRecord] = []
+                    swap(&taken, &records)
+                    return $0.process(taken, logic: logic, limits: limits, lag: lag, now: now)
                 })
-        }
-        let consumed = batch.compactMap { consumed in
-            let record = consumed.record
-            return !record.value.isEmpty || PartitionTask<Logic>.marks(of: record).isEmpty ? record : nil
         }
         observer.consumed(consumed)
         processedSinceTick = true
