@@ -14,30 +14,19 @@ cd "$(dirname "$0")/.."
 pairs=${1:-5}
 count=${2:-150000}
 baseline=a667a5e
-scratch=(--scratch-path .build-static --static-swift-stdlib)
+source Benchmarks/pairs.sh
 
 echo "building notify-bench from this tree (.build-static) ..."
-swift build --product notify >/dev/null
-broker_bin=$(swift build --show-bin-path)
-swift build -c release "${scratch[@]}" --product notify-bench >/dev/null
-tree="$(swift build -c release "${scratch[@]}" --show-bin-path)/notify-bench"
+build_this_tree
 
 echo "building notify-bench at $baseline (.build-$baseline) ..."
-copy=.build-$baseline/tree
-if [ ! -d "$copy" ]; then
+if [ ! -d ".build-$baseline/tree" ]; then
   git worktree prune
-  git worktree add -q --detach "$copy" "$baseline"
+  git worktree add -q --detach ".build-$baseline/tree" "$baseline"
 fi
-copy_scratch=(--scratch-path ../build --static-swift-stdlib)
-# Its package resolution and warnings shown only if the build fails.
-if ! (cd "$copy" && swift build -c release "${copy_scratch[@]}" --product notify-bench >../build.log 2>&1); then
-  cat ".build-$baseline/build.log"
-  exit 1
-fi
-before="$(cd "$copy" && swift build -c release "${copy_scratch[@]}" --show-bin-path)/notify-bench"
+build_copy ".build-$baseline"
 
-source Benchmarks/pairs.sh
-run_pairs "$broker_bin" "$pairs" "$count" "this tree" "$tree" "$baseline" "$before"
+run_pairs "$broker_bin" "$pairs" "$count" "this tree" "$tree_bench" "$baseline" "$copy_bench"
 now=$(median "${rates_a[@]}")
 base=$(median "${rates_b[@]}")
 # How many of the p99 figures given are at most 30 ms.

@@ -1,6 +1,8 @@
 # Runs two builds of `notify-bench pipeline` in alternating pairs, each run on a fresh broker, with
 # the client properties of Benchmarks/kafka.sh; sourced by repartition-cost.sh and against-a667a5e.sh.
 #
+#   build_this_tree                  sets broker_bin (debug `notify`) and tree_bench (release bench)
+#   build_copy DIR                   builds the bench of the worktree DIR/tree in DIR/build; sets copy_bench
 #   run_pairs BROKER_BIN PAIRS COUNT NAME_A BENCH_A NAME_B BENCH_B
 #
 # Odd pairs run A first, even pairs B first. Prints each run; leaves the messages/s in rates_a and
@@ -9,6 +11,26 @@
 pairs_log=$(mktemp)
 pairs_broker=
 trap 'if [ -n "$pairs_broker" ]; then kill "$pairs_broker" 2>/dev/null; wait "$pairs_broker" 2>/dev/null; fi; rm -f "$pairs_log" "$pairs_log.run"' EXIT
+
+# This tree's broker (debug `notify`) and `notify-bench` (release, in .build-static).
+build_this_tree() {
+  local scratch=(--scratch-path .build-static --static-swift-stdlib)
+  swift build --product notify >/dev/null
+  broker_bin=$(swift build --show-bin-path)
+  swift build -c release "${scratch[@]}" --product notify-bench >/dev/null
+  tree_bench="$(swift build -c release "${scratch[@]}" --show-bin-path)/notify-bench"
+}
+
+# The `notify-bench` of the worktree $1/tree, built in $1/build; its package resolution and warnings
+# shown only if the build fails.
+build_copy() {
+  local scratch=(--scratch-path ../build --static-swift-stdlib)
+  if ! (cd "$1/tree" && swift build -c release "${scratch[@]}" --product notify-bench >../build.log 2>&1); then
+    cat "$1/build.log"
+    exit 1
+  fi
+  copy_bench="$(cd "$1/tree" && swift build -c release "${scratch[@]}" --show-bin-path)/notify-bench"
+}
 
 # The median of its arguments.
 median() { printf '%s\n' "$@" | sort -n | awk '{ a[NR] = $1 } END { print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2 }'; }

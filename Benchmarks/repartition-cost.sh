@@ -15,13 +15,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 pairs=${1:-8}
 count=${2:-100000}
-scratch=(--scratch-path .build-static --static-swift-stdlib)
+source Benchmarks/pairs.sh
 
 echo "building notify-bench, with the repartition topics (.build-static) ..."
-swift build --product notify >/dev/null
-broker_bin=$(swift build --show-bin-path)
-swift build -c release "${scratch[@]}" --product notify-bench >/dev/null
-with="$(swift build -c release "${scratch[@]}" --show-bin-path)/notify-bench"
+build_this_tree
 
 echo "building notify-bench, without them (.build-without-repartition) ..."
 copy=.build-without-repartition/tree
@@ -33,16 +30,9 @@ else
   git worktree add -q --detach "$copy" "$head"
 fi
 git -C "$copy" apply "$PWD/Benchmarks/without-repartition.patch"
-copy_scratch=(--scratch-path ../build --static-swift-stdlib)
-# Its package resolution and warnings shown only if the build fails.
-if ! (cd "$copy" && swift build -c release "${copy_scratch[@]}" --product notify-bench >../build.log 2>&1); then
-  cat .build-without-repartition/build.log
-  exit 1
-fi
-without="$(cd "$copy" && swift build -c release "${copy_scratch[@]}" --show-bin-path)/notify-bench"
+build_copy .build-without-repartition
 
-source Benchmarks/pairs.sh
-run_pairs "$broker_bin" "$pairs" "$count" with "$with" without "$without"
+run_pairs "$broker_bin" "$pairs" "$count" with "$tree_bench" without "$copy_bench"
 w=$(median "${rates_a[@]}")
 wo=$(median "${rates_b[@]}")
 echo "median: with the repartition topics $w messages/s, without $wo messages/s," \
