@@ -5,8 +5,8 @@ import NotifyKafka
 /// loop parses a batch's JSON (``decodingAhead(_:logic:limits:)``) off the stage's actor, which every
 /// batch, release and mark of the stage goes through and which folds on one core. (The loop hands
 /// the actor one batch at a time, so decoding overlaps the actor's release passes and ticks, not the
-/// folding of the batch before.) In the throughput
-/// benchmark, stage 2's actor worked 17 to 37% less for it (notify_stage_busy_seconds_total).
+/// folding of the batch before.) In the throughput benchmark, stage 2's actor worked 17 to 37% less
+/// for it (notify_stage_busy_seconds_total).
 struct ConsumedRecord: Sendable {
     var record: KafkaRecord
     /// The record's event, or why its value is not one, when decoded ahead; `nil` for a record its task
