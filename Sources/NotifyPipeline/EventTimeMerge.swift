@@ -114,9 +114,7 @@ struct EventTimeMerge<Input: Sendable>: Sendable {
     private var places = MostlySortedQueue<Place>()
     /// The records in arrival order, from sequence `firstSequence`: `inputs[sequence - firstSequence]`,
     /// nil once folded, and its ``Arrival`` at the same index. Arrival order is also the order in which
-    /// records become overdue. Arrays, not deques, so that a record is moved in and out, never copied
-    /// (a record is some 500 bytes and a backlog holds thousands per task); the folded ones before
-    /// `front` are dropped once they are the larger part.
+    /// records become overdue. The folded ones before `front` are dropped once they are the larger part.
     private var inputs: [DecodedInput<Input>?] = []
     private var arrivals: [Arrival] = []
     private var front = 0
@@ -165,7 +163,7 @@ struct EventTimeMerge<Input: Sendable>: Sendable {
     var count: Int { places.count }
 
     /// Takes a record read from `source`.
-    mutating func add(_ input: consuming DecodedInput<Input>, source: String, now: ContinuousClock.Instant) {
+    mutating func add(_ input: DecodedInput<Input>, source: String, now: ContinuousClock.Instant) {
         let order = input.order
         let time = order.milliseconds
         if markedTopics[source] == nil {

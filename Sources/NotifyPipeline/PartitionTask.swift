@@ -658,17 +658,21 @@ struct KeyProgress: Sendable {
 }
 
 /// A record read into an input of its stage, with what the merge and the fold need of its event
-/// (not the event itself: the input holds its contents already, and a record is moved several times
-/// on its way to the fold).
-struct DecodedInput<Input: Sendable>: Sendable {
-    var record: KafkaRecord
-    var input: Input
+/// (not the event itself: the input holds its contents already).
+///
+/// A class: a record is moved several times on its way to the fold (into the merge, out of it in
+/// order, into the fold), and under a backlog the merge's arrays hold thousands per task. As a
+/// struct of a few hundred bytes each of those moves copied it, and each growth of an array copied them
+/// all into fresh pages; as a reference each moves 8 bytes.
+final class DecodedInput<Input: Sendable>: Sendable {
+    let record: KafkaRecord
+    let input: Input
     /// Whether the record is of the task's own partition (not one every task hears).
-    var partitioned: Bool
+    let partitioned: Bool
     /// Its place in the fold order; its `key` is the event's key.
-    var order: EventOrder
+    let order: EventOrder
     /// The id under which the event may wait in the state (see ``StageLogic/waitingId(of:)``).
-    var waitingId: String?
+    let waitingId: String?
 
     init(record: KafkaRecord, event: InputEvent, input: Input, partitioned: Bool, waitingId: String? = nil) {
         self.record = record
