@@ -171,8 +171,8 @@ struct PartitionTask<Logic: StageLogic>: Sendable {
         now: ContinuousClock.Instant = .now
     ) -> TaskOutput {
         var output = TaskOutput()
-        // Moved out one by one, first to last (as in ``foldReleased(logic:now:into:)``): iterated, each
-        // record and its event would be copied, a retain and a release per field.
+        // Moved out one by one, first to last: iterated, each record and its event would be copied, a
+        // retain and a release per field.
         var records = records
         records.withUnsafeMutableBufferPointer { $0.reverse() }
         while let consumed = records.popLast() {
@@ -253,12 +253,9 @@ struct PartitionTask<Logic: StageLogic>: Sendable {
     private mutating func foldReleased(logic: Logic, now: ContinuousClock.Instant, into output: inout TaskOutput) {
         var touched: Set<String> = []
         var forced = 0
-        var released = merge.release(now: now, forced: &forced)
-        // Each record is moved out to be folded, first to last: borrowed from the array (by index, or
-        // through a buffer pointer), it would be copied, since the fold changes this task. Reversed
-        // through a buffer pointer, whose swaps move; the array's own would copy.
-        released.withUnsafeMutableBufferPointer { $0.reverse() }
-        while let next = released.popLast() { fold(next, logic: logic, touched: &touched, into: &output) }
+        for next in merge.release(now: now, forced: &forced) {
+            fold(next, logic: logic, touched: &touched, into: &output)
+        }
         output.releasedByMaximumWait += forced
         if let eventTime = logic.now(state), !touched.isEmpty || anchor == nil { anchor = (eventTime, now) }
         finish(touched: touched, logic: logic)
@@ -662,8 +659,8 @@ struct KeyProgress: Sendable {
 ///
 /// A class: a record is moved several times on its way to the fold (into the merge, out of it in
 /// order, into the fold), and under a backlog the merge's arrays hold thousands per task. As a
-/// struct of a few hundred bytes each of those moves copied it, and each growth of an array copied them
-/// all into fresh pages; as a reference each moves 8 bytes.
+/// struct of a few hundred bytes, each of those moves copied it, and each growth of an array
+/// copied them all into fresh pages; as a reference, each moves 8 bytes.
 final class DecodedInput<Input: Sendable>: Sendable {
     let record: KafkaRecord
     let input: Input
