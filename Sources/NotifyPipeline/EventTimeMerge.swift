@@ -8,8 +8,11 @@ enum ProgressMark: Sendable, Hashable {
     /// No later record before this event time (milliseconds): the task has input waiting in Kafka,
     /// a held message or records waiting in its merge.
     case at(Int64)
-    /// The task has read all its input: no later record before this time plus the wall-clock time
-    /// since the mark was read (less the merge's lateness allowance).
+    /// The task has read all its input: no later record before this time (microseconds) plus the
+    /// wall-clock time since the mark was read (less the merge's lateness allowance). Microseconds,
+    /// not milliseconds: a reader in the same instance adds the time since to it, and whole
+    /// milliseconds taken off on both sides would hold its records up to two milliseconds longer;
+    /// the header says it in whole milliseconds, rounded down.
     case idle(since: Int64)
     /// The task has read all its input and never had any.
     case finished
@@ -22,7 +25,7 @@ enum ProgressMark: Sendable, Hashable {
     /// again, at every interval, how far it has come); any other mark when it changed.
     func differs(from previous: ProgressMark) -> Bool {
         switch (self, previous) {
-        case (.idle(let since), .idle(let before)): since.saturating(minus: before) > Self.announceTolerance
+        case (.idle(let since), .idle(let before)): since.saturating(minus: before) > Self.announceTolerance * 1_000
         case (.finished, .finished): false
         default: self != previous
         }
@@ -39,8 +42,8 @@ enum ProgressMark: Sendable, Hashable {
         value.append(UInt8(ascii: ":"))
         switch self {
         case .at(let time): DecimalASCII.append(time, to: &value)
-        case .idle(let time):
-            DecimalASCII.append(time, to: &value)
+        case .idle(let since):
+            DecimalASCII.append(EventMicroseconds.milliseconds(roundingDown: since), to: &value)
             value.append(UInt8(ascii: "+"))
         case .finished: value += "max".utf8
         }
@@ -57,7 +60,7 @@ enum ProgressMark: Sendable, Hashable {
         let idle = rest.last == UInt8(ascii: "+")
         if idle { rest = rest.dropLast() }
         guard let time = DecimalASCII.parse(rest) else { return nil }
-        return (task, idle ? .idle(since: time) : .at(time))
+        return (task, idle ? .idle(since: EventMicroseconds.microseconds(time)) : .at(time))
     }
 }
 
@@ -75,6 +78,10 @@ enum ProgressMark: Sendable, Hashable {
 ///
 /// A buffered record is folded once its time is below every floor, or once it has waited
 /// ``maximumWait`` (a stuck or absent writer must not hold everything): those are counted.
+///
+/// The clocks and floors are kept in microseconds (``EventMicroseconds``): event times are whole
+/// milliseconds, but the wall-clock time added to them is not, and rounding it down to whole
+/// milliseconds would hold every record up to a millisecond past the moment its time is passed.
 struct EventTimeMerge<Input: Sendable>: Sendable {
     struct Source: Sendable {
         /// The latest event time read from the input.
@@ -133,9 +140,11 @@ struct EventTimeMerge<Input: Sendable>: Sendable {
     let lateness: Int64
     /// The longest a record waits for the floors; then it is folded anyway.
     let maximumWait: Duration
-    /// The event clock as each release saw it, over the last ``lateness`` of wall-clock time (and
-    /// the one sample before), oldest first (see ``settledClock(now:)``).
+    /// The event clock (microseconds) as each release saw it, over the last ``lateness`` of
+    /// wall-clock time (and the one sample before), oldest first (see ``settledClock(now:)``).
     private var clockSamples: [(wall: ContinuousClock.Instant, clock: Int64)] = []
+    /// ``lateness`` in microseconds.
+    private var latenessMicroseconds: Int64 { lateness * 1_000 }
     /// The marks of the writers in this instance, read without the round trip through Kafka.
     let localMarks: LocalProgressBoard?
     /// The partition of the marked topics this merge reads.
@@ -211,10 +220,11 @@ struct EventTimeMerge<Input: Sendable>: Sendable {
         for (topic, seen) in sequencesRead { localMarks.noteRead(topic: topic, partition: partition, seen: seen) }
     }
 
-    /// The task's event clock: the latest event time any input has brought, plus the wall-clock time
-    /// since it was read (the freshest of its inputs, and of the stage-1 tasks' marks).
+    /// The task's event clock in whole milliseconds (rounded down): the latest event time any input
+    /// has brought, plus the wall-clock time since it was read (the freshest of its inputs, and of
+    /// the stage-1 tasks' marks).
     func eventClock(now: ContinuousClock.Instant) -> Int64? {
-        eventClock(now: now, local: localWriters())
+        eventClock(now: now, local: localWriters()).map(EventMicroseconds.milliseconds(roundingDown:))
     }
 
     /// The local writers of each marked topic, in the order of ``markedTopicList``, as this merge's
@@ -227,12 +237,14 @@ struct EventTimeMerge<Input: Sendable>: Sendable {
         }
     }
 
-    /// ``eventClock(now:)`` with the local writers as `local` says.
+    /// ``eventClock(now:)`` in microseconds, with the local writers as `local` says.
     private func eventClock(now: ContinuousClock.Instant, local: [LocalProgressBoard.Reading]) -> Int64? {
         var clock: Int64?
         for source in sources.values {
             guard let latest = source.latest else { continue }
-            clock = max(clock ?? .min, latest.saturating(plus: (now - source.readAt).milliseconds))
+            clock = max(
+                clock ?? .min,
+                EventMicroseconds.microseconds(latest).saturating(plus: (now - source.readAt).microseconds))
         }
         for writers in marks.values {
             for (mark, readAt, _) in writers.values {
@@ -251,7 +263,7 @@ struct EventTimeMerge<Input: Sendable>: Sendable {
         return clock
     }
 
-    /// What a writer's mark, heard at `heardAt`, says of the event clock now. A writer whose inputs
+    /// What a writer's mark, heard at `heardAt`, says of the event clock now (microseconds). A writer whose inputs
     /// are read to their end sets its `.at` mark the lateness behind its own clock
     /// (``mark(of:held:includingBuffered:instanceClock:now:)``), so the lateness is added back: a
     /// reader whose clock comes from its writers' marks would otherwise take it off twice, and hold
@@ -261,8 +273,8 @@ struct EventTimeMerge<Input: Sendable>: Sendable {
         -> Int64?
     {
         switch mark {
-        case .at(let time): time == .min ? .min : time.saturating(plus: lateness)
-        case .idle(let since): since.saturating(plus: (now - heardAt).milliseconds)
+        case .at(let time): time == .min ? .min : EventMicroseconds.microseconds(time.saturating(plus: lateness))
+        case .idle(let since): since.saturating(plus: (now - heardAt).microseconds)
         case .finished: nil
         }
     }
@@ -278,42 +290,46 @@ struct EventTimeMerge<Input: Sendable>: Sendable {
         if clockSamples.count > 1_024 { clockSamples.removeFirst(clockSamples.count - 1_024) }
     }
 
-    /// The floor of an input read to its end: the event clock as it was ``lateness`` of wall-clock
-    /// time ago, moved on by the wall clock since (never above the present clock less ``lateness``).
+    /// The floor of an input read to its end, in microseconds: the event clock as it was ``lateness``
+    /// of wall-clock time ago, moved on by the wall clock since (never above the present clock less ``lateness``).
     /// While event time runs at the wall clock's pace that is the clock less the lateness; in a
     /// burst or a backlog, when event time runs far ahead, it is where the clock stood when the
     /// records now reaching Kafka were produced: a partition whose newest records the consumer
     /// has not seen yet (its high watermark is news of the last fetch) is not taken as read past
     /// times the burst reached since.
     func settledClock(now: ContinuousClock.Instant) -> Int64? {
-        settledClock(eventClock(now: now), now: now)
+        settledClock(eventClock(now: now, local: localWriters()), now: now)
     }
 
-    /// ``settledClock(now:)`` of the event clock `clock` (``eventClock(now:)``).
+    /// ``settledClock(now:)`` of the event clock `clock` (microseconds).
     private func settledClock(_ clock: Int64?, now: ContinuousClock.Instant) -> Int64? {
         guard let clock else { return nil }
         let horizon = now - .milliseconds(lateness)
-        var settled = clock.saturating(minus: lateness)
+        var settled = clock.saturating(minus: latenessMicroseconds)
         if let sample = clockSamples.last(where: { $0.wall <= horizon }) {
-            settled = min(settled, sample.clock.saturating(plus: (horizon - sample.wall).milliseconds))
+            settled = min(settled, sample.clock.saturating(plus: (horizon - sample.wall).microseconds))
         } else if let oldest = clockSamples.first {
-            settled = min(settled, oldest.clock.saturating(minus: (oldest.wall - horizon).milliseconds))
+            settled = min(settled, oldest.clock.saturating(minus: (oldest.wall - horizon).microseconds))
         }
         return settled
     }
 
-    /// The earliest event time an input can still bring (`.max`: none can bring anything).
+    /// The earliest event time an input can still bring, in whole milliseconds rounded up, so that a
+    /// record's time is below it exactly when it is below the floor in microseconds (`.max`: none
+    /// can bring anything).
     func floor(now: ContinuousClock.Instant) -> Int64 {
         let local = localWriters()
-        return floor(now: now, clock: eventClock(now: now, local: local), local: local)
+        return EventMicroseconds.milliseconds(
+            roundingUp: floor(now: now, clock: eventClock(now: now, local: local), local: local))
     }
 
-    /// ``floor(now:)`` with the event clock `clock` and the local writers as `local` says.
+    /// ``floor(now:)`` in microseconds, with the event clock `clock` and the local writers as `local` says.
     private func floor(now: ContinuousClock.Instant, clock: Int64?, local: [LocalProgressBoard.Reading]) -> Int64 {
         let settled = settledClock(clock, now: now)
         var floor = Int64.max
         for source in sources.values {
-            floor = min(floor, source.lagging ? source.latest ?? .min : settled ?? .max)
+            floor = min(
+                floor, source.lagging ? source.latest.map(EventMicroseconds.microseconds) ?? .min : settled ?? .max)
         }
         for (index, (topic, writers)) in markedTopicList.enumerated() {
             let reading = local.isEmpty ? nil : local[index]
@@ -328,7 +344,8 @@ struct EventTimeMerge<Input: Sendable>: Sendable {
                 }
                 // A local writer's records not read yet bring their own times; after them, its mark holds.
                 for (task, mark, madeAt, unread) in reading?.current ?? [] where task >= 0 && task < writers {
-                    let local = min(writerFloor(of: mark, alive: madeAt, now: now), unread)
+                    let local = min(
+                        writerFloor(of: mark, alive: madeAt, now: now), EventMicroseconds.microseconds(unread))
                     writerFloors[Int(task)] = max(writerFloors[Int(task)], local)
                 }
                 return writerFloors.min() ?? .max
@@ -338,7 +355,7 @@ struct EventTimeMerge<Input: Sendable>: Sendable {
         return floor
     }
 
-    /// The earliest event time a writer with `mark` can still bring. An idle mark speaks of the time
+    /// The earliest event time (microseconds) a writer with `mark` can still bring. An idle mark speaks of the time
     /// it was made, less the lateness (a record may still reach the writer that late); it moves on
     /// with the wall clock since `alive` only for a writer known to be alive then and since (a
     /// local writer that still holds its task: its process is this one). A writer in another
@@ -349,9 +366,9 @@ struct EventTimeMerge<Input: Sendable>: Sendable {
         -> Int64
     {
         switch mark {
-        case .at(let time): time
+        case .at(let time): EventMicroseconds.microseconds(time)
         case .idle(let since):
-            since.saturating(plus: alive.map { (now - $0).milliseconds } ?? 0).saturating(minus: lateness)
+            since.saturating(plus: alive.map { (now - $0).microseconds } ?? 0).saturating(minus: latenessMicroseconds)
         case .finished: .max
         }
     }
@@ -362,6 +379,7 @@ struct EventTimeMerge<Input: Sendable>: Sendable {
     /// that was read within ``recentInput``, else from `instanceClock` (the event clock of the
     /// instance's busiest task): a quiet partition does not hold stage 2 back. So does an input
     /// that lags but brought nothing for ``maximumWait``: the task waits it out itself.
+    /// `instanceClock` is in microseconds, as ``settledClock(now:)``.
     func mark(
         of inputs: [String], held: Int64?, includingBuffered: Bool = true, instanceClock: Int64?,
         now: ContinuousClock.Instant
@@ -375,13 +393,20 @@ struct EventTimeMerge<Input: Sendable>: Sendable {
             if source.lagging && now - source.readAt < maximumWait {
                 fixed = min(fixed, source.latest ?? .min)
             } else if let latest = source.latest, now - source.readAt < Self.recentInput {
-                idleSince = min(idleSince ?? .max, latest.saturating(plus: (now - source.readAt).milliseconds))
+                idleSince = min(
+                    idleSince ?? .max,
+                    EventMicroseconds.microseconds(latest).saturating(plus: (now - source.readAt).microseconds))
             } else if let instanceClock {
                 idleSince = min(idleSince ?? .max, instanceClock)
             }
         }
         if !seen, let instanceClock { idleSince = instanceClock }
-        if fixed != .max { return .at(min(fixed, idleSince.map { $0.saturating(minus: lateness) } ?? .max)) }
+        if fixed != .max {
+            let idle = idleSince.map {
+                EventMicroseconds.milliseconds(roundingDown: $0.saturating(minus: latenessMicroseconds))
+            }
+            return .at(min(fixed, idle ?? .max))
+        }
         return idleSince.map { .idle(since: $0) } ?? .finished
     }
 
@@ -402,10 +427,11 @@ struct EventTimeMerge<Input: Sendable>: Sendable {
             guard now - arrivals[index].arrived >= maximumWait else { break }
             overdue = max(overdue ?? arrivals[index].place, arrivals[index].place)
         }
-        guard first.order.milliseconds < floor || overdue.map({ first <= $0 }) == true else { return [] }
+        guard EventMicroseconds.microseconds(first.order.milliseconds) < floor || overdue.map({ first <= $0 }) == true
+        else { return [] }
         var released: [DecodedInput<Input>] = []
         while let next = places.min {
-            if next.order.milliseconds >= floor {
+            if EventMicroseconds.microseconds(next.order.milliseconds) >= floor {
                 guard let overdue, next <= overdue else { break }
                 forced += 1
             }
@@ -463,5 +489,37 @@ extension Int64 {
     func saturating(minus other: Int64) -> Int64 {
         let (difference, overflow) = subtractingReportingOverflow(other)
         return overflow ? (other > 0 ? .min : .max) : difference
+    }
+}
+
+/// Event times in microseconds, as the merge keeps its clocks: `.min` and `.max` (no floor, no
+/// bound) stay themselves.
+enum EventMicroseconds {
+    /// `milliseconds` in microseconds.
+    static func microseconds(_ milliseconds: Int64) -> Int64 {
+        let (product, overflow) = milliseconds.multipliedReportingOverflow(by: 1_000)
+        return overflow || milliseconds == .min || milliseconds == .max ? (milliseconds < 0 ? .min : .max) : product
+    }
+
+    /// `microseconds` in whole milliseconds, rounded down: a clock or a floor said no later than it is.
+    static func milliseconds(roundingDown microseconds: Int64) -> Int64 {
+        guard microseconds != .min, microseconds != .max else { return microseconds }
+        let (quotient, remainder) = microseconds.quotientAndRemainder(dividingBy: 1_000)
+        return remainder < 0 ? quotient - 1 : quotient
+    }
+
+    /// `microseconds` in whole milliseconds, rounded up: a whole millisecond is below the result
+    /// exactly when it is below `microseconds`.
+    static func milliseconds(roundingUp microseconds: Int64) -> Int64 {
+        guard microseconds != .min, microseconds != .max else { return microseconds }
+        let (quotient, remainder) = microseconds.quotientAndRemainder(dividingBy: 1_000)
+        return remainder > 0 ? quotient + 1 : quotient
+    }
+}
+
+extension Duration {
+    /// Whole microseconds, rounded down.
+    var microseconds: Int64 {
+        components.seconds * 1_000_000 + components.attoseconds / 1_000_000_000_000
     }
 }

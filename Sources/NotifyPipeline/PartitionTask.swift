@@ -263,7 +263,7 @@ struct PartitionTask<Logic: StageLogic>: Sendable {
 
     /// This task's progress as the readers of `topic` are told it: for the stage's output (stage 1),
     /// how far its messages have come; for its repartition topic, how far the inputs it forwards from
-    /// have. `instanceClock` is the event clock of the instance's busiest task.
+    /// have. `instanceClock` is the event clock of the instance's busiest task, in microseconds.
     func progressMark(for topic: String, logic: Logic, instanceClock: Int64?, now: ContinuousClock.Instant)
         -> ProgressMark
     {

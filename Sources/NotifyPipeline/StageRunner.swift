@@ -202,14 +202,16 @@ actor StageRunner<Logic: StageLogic> {
         return output
     }
 
-    /// The event clock of the instance's busiest task, as settled (see
+    /// The event clock of the instance's busiest task in microseconds, as settled (see
     /// ``EventTimeMerge/settledClock(now:)``; plus the lateness, which readers of an idle mark take off).
     private func instanceClock(now: ContinuousClock.Instant) -> Int64? {
         // By index: iterating the values would copy each task.
         var clock: Int64?
         for index in tasks.indices {
             guard let settled = tasks.values[index].merge.settledClock(now: now) else { continue }
-            clock = max(clock ?? .min, settled.saturating(plus: tasks.values[index].merge.lateness))
+            clock = max(
+                clock ?? .min,
+                settled.saturating(plus: EventMicroseconds.microseconds(tasks.values[index].merge.lateness)))
         }
         return clock
     }

@@ -118,7 +118,7 @@ import Testing
     @Test func aWriterIsCurrentForAReaderThatReadItsEveryRecord() throws {
         let now = ContinuousClock.now
         let board = LocalProgressBoard()
-        board.publish(.idle(since: 1_000), topic: "marked", task: 3, at: now)
+        board.publish(.idle(since: 1_000_000), topic: "marked", task: 3, at: now)
         let fences = try #require(board.fence(topic: "marked", task: 3, partitions: 2))
         #expect(board.currentWriters(topic: "marked").isEmpty, "nothing read yet")
         board.noteRead(topic: "marked", partition: 1, seen: [3: try sequence(fences[1], on: board)])
@@ -136,7 +136,7 @@ import Testing
     @Test func aMergeTellsTheBoardWhatItRead() throws {
         let board = LocalProgressBoard()
         var merge = Self.merge(reading: 0, on: board)
-        board.publish(.idle(since: 1_000), topic: "marked", task: 2, at: .now)
+        board.publish(.idle(since: 1_000_000), topic: "marked", task: 2, at: .now)
         let fences = try #require(board.fence(topic: "marked", task: 2, partitions: 1))
         merge.noteSequence(topic: "marked", task: 2, try sequence(fences[0], on: board))
         #expect(board.currentWriters(topic: "marked").isEmpty, "not told yet")

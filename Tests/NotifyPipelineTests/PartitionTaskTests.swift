@@ -72,7 +72,7 @@ import Testing
             markedTopics: ["marked": 1], lateness: 10, maximumWait: .seconds(3))
         var task = PartitionTask<FanoutStageLogic>(partition: 3, state: logic.initialState(), merge: template)
         let away = ContinuousClock.now
-        task.merge.noteMark(topic: "marked", task: 0, .idle(since: 1_000), now: away)
+        task.merge.noteMark(topic: "marked", task: 0, .idle(since: 1_000_000), now: away)
         task.anchor = (EventTime(milliseconds: 1_000), away)
         #expect(task.merge.floor(now: away + .seconds(60)) == 990, "the idle mark heard, less the lateness")
         task.resume(with: template)
@@ -90,15 +90,15 @@ import Testing
         var merge = EventTimeMerge<Int>(
             markedTopics: ["marked": 2], lateness: 10, maximumWait: .seconds(30), localMarks: board)
         let heard = ContinuousClock.now
-        merge.noteMark(topic: "marked", task: 0, .idle(since: 1_000), now: heard)
+        merge.noteMark(topic: "marked", task: 0, .idle(since: 1_000_000), now: heard)
         merge.noteMark(topic: "marked", task: 1, .at(5_000), now: heard)
         #expect(merge.floor(now: heard + .seconds(20)) == 990)
-        merge.noteMark(topic: "marked", task: 0, .idle(since: 1_020), now: heard + .milliseconds(20))
+        merge.noteMark(topic: "marked", task: 0, .idle(since: 1_020_000), now: heard + .milliseconds(20))
         #expect(merge.floor(now: heard + .seconds(20)) == 1_010, "said again, 20 ms on")
         // The same writer in this instance, every record of it read here: its mark moves on.
         var records = [OutgoingRecord(topic: "marked", key: nil, value: [1], partition: 0)]
         board.number(&records, topic: "marked", task: 0)
-        board.publish(.idle(since: 1_020), topic: "marked", task: 0, at: heard)
+        board.publish(.idle(since: 1_020_000), topic: "marked", task: 0, at: heard)
         merge.noteSequence(topic: "marked", task: 0, 1)
         #expect(merge.floor(now: heard + .seconds(2)) == 3_010)
     }
@@ -110,8 +110,8 @@ import Testing
         var merge = EventTimeMerge<Int>(
             markedTopics: ["marked": 1], lateness: 10, maximumWait: .seconds(30), localMarks: board)
         let heard = ContinuousClock.now
-        board.publish(.idle(since: 1_000), topic: "marked", task: 0, at: heard)
-        merge.noteMark(topic: "marked", task: 0, .idle(since: 1_000), local: true, now: heard)
+        board.publish(.idle(since: 1_000_000), topic: "marked", task: 0, at: heard)
+        merge.noteMark(topic: "marked", task: 0, .idle(since: 1_000_000), local: true, now: heard)
         #expect(merge.floor(now: heard + .seconds(2)) == 2_990)
         board.remove(tasks: [0])
         #expect(merge.floor(now: heard + .seconds(2)) == 990)
@@ -303,6 +303,23 @@ extension PartitionTask {
         #expect(merge.floor(now: now) == 5_000, "the quiet side input: the clock less the lateness")
     }
 
+    /// A record goes as soon as every floor has passed its time, not at the next whole millisecond:
+    /// the wall-clock time added to the last event time read is counted in microseconds.
+    @Test func aRecordGoesAsSoonAsItsTimeIsPassed() throws {
+        let read = ContinuousClock.now
+        var merge = EventTimeMerge<Int>(lateness: 10, maximumWait: .seconds(3))
+        let input = try Self.input(1, at: 1)
+        let time = input.order.milliseconds
+        merge.add(input, source: "messages", now: read)
+        merge.noteLag("messages", lagging: false, now: read)
+        var forced = 0
+        #expect(
+            merge.release(now: read + .milliseconds(10), forced: &forced).isEmpty, "exactly the lateness: not passed")
+        #expect(merge.floor(now: read + .microseconds(10_001)) == time + 1, "a microsecond past it")
+        #expect(merge.release(now: read + .microseconds(10_001), forced: &forced).map(\.input) == [1])
+        #expect(forced == 0)
+    }
+
     /// A message of `second` (after Scenario's origin) as the merge takes it, numbered by its id.
     static func input(_ number: Int, at second: Double, offset: Int64 = 0) throws -> DecodedInput<Int> {
         let event = Scenario.message("m\(number)", in: "c\(number % 7)", from: "alice", "hi", at: second)
@@ -383,13 +400,16 @@ extension PartitionTask {
         _ = merge.release(now: start, forced: &forced)
         let time = input.order.milliseconds
         #expect(
-            merge.mark(of: ["slow"], held: nil, includingBuffered: false, instanceClock: time, now: start + .seconds(2))
+            merge.mark(
+                of: ["slow"], held: nil, includingBuffered: false, instanceClock: time * 1_000, now: start + .seconds(2)
+            )
                 == .at(time))
         #expect(
             merge.mark(
-                of: ["slow"], held: nil, includingBuffered: false, instanceClock: time + 5_000, now: start + .seconds(3)
+                of: ["slow"], held: nil, includingBuffered: false, instanceClock: (time + 5_000) * 1_000,
+                now: start + .seconds(3)
             )
-                == .idle(since: time + 5_000))
+                == .idle(since: (time + 5_000) * 1_000))
     }
 
     /// In a burst, event time runs far ahead of the wall clock: an input read to its end holds
