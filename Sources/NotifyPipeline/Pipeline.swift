@@ -31,7 +31,8 @@ public struct PipelineSettings: Sendable {
     public var markInterval: Duration
     /// How often the tasks tell readers in this instance their marks (``LocalProgressBoard``), between
     /// the sends through Kafka: a task's mark moves on while it makes no records too, and its readers
-    /// here, which wait for every local writer, learn it this soon rather than at the next send.
+    /// here, which wait for every local writer, learn it this soon rather than at the next send (and
+    /// after every batch the stage reads: a batch may say an input is now read to its end).
     public var localMarkInterval: Duration = .milliseconds(5)
     /// How often records waiting in the event-time merge are checked between batches: the most a
     /// record waits after the wall clock has moved its floors past it.

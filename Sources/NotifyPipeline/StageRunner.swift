@@ -124,6 +124,9 @@ actor StageRunner<Logic: StageLogic> {
                     return $0.process(taken, logic: logic, limits: limits, lag: lag, now: now)
                 })
         }
+        // A batch may move a task's marks without making records (an input it lagged on is now read
+        // to its end): the readers in this instance learn it now, not at the next local interval.
+        if merge.localMarks != nil { publishMarks(now: now) }
         observer.consumed(consumed)
         processedSinceTick = true
         saveIfDue(into: &output)
