@@ -498,7 +498,7 @@ enum EventMicroseconds {
     /// `milliseconds` in microseconds.
     static func microseconds(_ milliseconds: Int64) -> Int64 {
         let (product, overflow) = milliseconds.multipliedReportingOverflow(by: 1_000)
-        return overflow || milliseconds == .min || milliseconds == .max ? (milliseconds < 0 ? .min : .max) : product
+        return overflow ? (milliseconds < 0 ? .min : .max) : product
     }
 
     /// `microseconds` in whole milliseconds, rounded down: a clock or a floor said no later than it is.
@@ -514,12 +514,5 @@ enum EventMicroseconds {
         guard microseconds != .min, microseconds != .max else { return microseconds }
         let (quotient, remainder) = microseconds.quotientAndRemainder(dividingBy: 1_000)
         return remainder > 0 ? quotient + 1 : quotient
-    }
-}
-
-extension Duration {
-    /// Whole microseconds, rounded down.
-    var microseconds: Int64 {
-        components.seconds * 1_000_000 + components.attoseconds / 1_000_000_000_000
     }
 }

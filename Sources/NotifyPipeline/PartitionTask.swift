@@ -694,4 +694,9 @@ extension Duration {
     public var milliseconds: Int64 {
         components.seconds * 1000 + components.attoseconds / 1_000_000_000_000_000
     }
+
+    /// Whole microseconds.
+    var microseconds: Int64 {
+        components.seconds * 1_000_000 + components.attoseconds / 1_000_000_000_000
+    }
 }
