@@ -346,6 +346,7 @@ actor StageRunner<Logic: StageLogic> {
     /// their state restored from the changelog, before any of their records is processed.
     func assign(_ partitions: [Int32]) async throws {
         var tableOutput = TaskOutput()
+        let tables = try await readTables(for: partitions.filter { tasks[$0] == nil })
         for partition in partitions where tasks[partition] == nil {
             let kept = standby.removeValue(forKey: partition)
             var task =
@@ -368,20 +369,7 @@ actor StageRunner<Logic: StageLogic> {
             }
             var tableRecords = 0
             for table in logic.tableTopics {
-                // The task's own keys from every partition of the table: a producer that partitions
-                // otherwise than murmur2 puts them elsewhere (empty partitions cost one look-up each).
-                var owned: [KafkaRecord] = []
-                for source in 0..<partitionCount {
-                    let current = try await restorer.read(topic: table, partition: source, from: 0)
-                    owned +=
-                        source == partition
-                        ? current.records
-                        : current.records.filter { record in
-                            record.key.map {
-                                KafkaPartitioner.murmur2.partition(of: $0, partitionCount: partitionCount) == partition
-                            } ?? false
-                        }
-                }
+                let owned = tables[table]?.records(of: partition) ?? []
                 tableRecords += owned.count
                 tableOutput.append(task.restoreTable(table, owned, logic: logic, limits: limits))
             }
@@ -410,6 +398,32 @@ actor StageRunner<Logic: StageLogic> {
                 ])
         }
         try await send(tableOutput)
+    }
+
+    /// The stage's tables as they stand now, each partition read once for all of `partitions` (the
+    /// tasks being created): nothing when there are none.
+    private func readTables(for partitions: [Int32]) async throws -> [String: TableContents] {
+        guard !partitions.isEmpty, !logic.tableTopics.isEmpty else { return [:] }
+        let started = ContinuousClock.now
+        var tables: [String: TableContents] = [:]
+        var count = 0
+        for table in logic.tableTopics {
+            var contents = TableContents(partitionCount: partitionCount)
+            // Empty partitions cost one look-up each.
+            for source in 0..<partitionCount {
+                let records = try await restorer.read(topic: table, partition: source, from: 0).records
+                count += records.count
+                contents.add(records, of: source)
+            }
+            tables[table] = contents
+        }
+        logger.info(
+            "Read the \(logic.name.rawValue) tables for \(partitions.count) tasks",
+            metadata: [
+                "tables": "\(logic.tableTopics)", "records": "\(count)",
+                "milliseconds": "\((ContinuousClock.now - started).milliseconds)",
+            ])
+        return tables
     }
 
     /// Finishes the work of partitions being given up (everything sent,
