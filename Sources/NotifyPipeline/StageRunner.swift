@@ -408,7 +408,7 @@ actor StageRunner<Logic: StageLogic> {
         var tables: [String: TableContents] = [:]
         var count = 0
         for table in logic.tableTopics {
-            var contents = TableContents(partitionCount: partitionCount)
+            var contents = TableContents(for: partitions, partitionCount: partitionCount)
             // Empty partitions cost one look-up each.
             for source in 0..<partitionCount {
                 let records = try await restorer.read(topic: table, partition: source, from: 0).records

@@ -16,7 +16,8 @@ import Testing
 
     /// Each task restores what reading every partition of the table for it alone gave: every record
     /// of its own partition, and its keys from the others, in partition then offset order, whatever
-    /// partitioner put them where they are. Records without a key stay with their partition only.
+    /// partitioner put them where they are. Records without a key stay with their partition only, and
+    /// nothing is kept for partitions not being assigned.
     @Test func eachTaskGetsItsPartitionAndItsKeysFromTheOthers() {
         let count: Int32 = 4
         var read: [[KafkaRecord]] = []
@@ -33,10 +34,12 @@ import Testing
                 KafkaRecord(topic: "t", partition: source, offset: Int64(records.count), key: nil, value: []))
             read.append(records)
         }
-        var contents = TableContents(partitionCount: count)
+        // Kept for the tasks being created only (here 1 and 3), as an instance that gets some of the partitions.
+        let assigned: [Int32] = [1, 3]
+        var contents = TableContents(for: assigned, partitionCount: count)
         for source in 0..<count { contents.add(read[Int(source)], of: source) }
 
-        for partition in 0..<count {
+        for partition in assigned {
             // What each task read for itself, partition by partition, before the tables were shared.
             let expected = (0..<count).flatMap { source in
                 source == partition
@@ -53,5 +56,6 @@ import Testing
             // Its own partition whole, and one record of each other partition.
             #expect(got.count == read[Int(partition)].count + Int(count) - 1)
         }
+        #expect(contents.records(of: 0).isEmpty && contents.records(of: 2).isEmpty)
     }
 }
