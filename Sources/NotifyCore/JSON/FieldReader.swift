@@ -149,12 +149,16 @@ public struct FieldReader {
     }
 
     func object(_ key: String) throws(FieldError) -> FieldReader {
-        try FieldReader(value(key), path: fieldPath(key))
+        guard let reader = try optionalObject(key) else { throw error(key, "missing") }
+        return reader
     }
 
     func optionalObject(_ key: String) throws(FieldError) -> FieldReader? {
-        guard let value = optionalValue(key) else { return nil }
-        return try FieldReader(value, path: fieldPath(key))
+        guard let index = members.index(of: key) else { return nil }
+        let member = members.elements[index]
+        if let object = member.object { return FieldReader(members: object, path: fieldPath(key)) }
+        if case .null = member.value { return nil }
+        return try FieldReader(member.value, path: fieldPath(key))
     }
 
     /// The elements of an array, each with its own path (`devices[2]`).

@@ -4,9 +4,41 @@
 /// compares integers and compares names only where they match.
 struct JSONMembers {
     struct Member {
+        /// A member's value as parsed: an object nested in a document is kept as its members, to be
+        /// read by a scan like the document's, and becomes a ``JSONValue`` only if asked for one.
+        enum Content {
+            case value(JSONValue)
+            case object(JSONMembers)
+        }
+
         let key: String
-        let value: JSONValue
+        let content: Content
         let signature: UInt64
+
+        init(key: String, content: Content, signature: UInt64) {
+            (self.key, self.content, self.signature) = (key, content, signature)
+        }
+
+        init(key: String, value: JSONValue, signature: UInt64) {
+            self.init(key: key, content: .value(value), signature: signature)
+        }
+
+        /// The value (a nested object's made into one).
+        var value: JSONValue {
+            switch content {
+            case .value(let value): value
+            case .object(let members): members.value
+            }
+        }
+
+        /// The members of the nested object this member holds, if it holds one.
+        var object: JSONMembers? {
+            switch content {
+            case .value(.object(let members)): JSONMembers(members)
+            case .value: nil
+            case .object(let members): members
+            }
+        }
     }
 
     private(set) var elements: [Member] = []
@@ -36,8 +68,13 @@ struct JSONMembers {
         return nil
     }
 
-    mutating func append(_ key: String, signature: UInt64, _ value: JSONValue) {
-        elements.append(Member(key: key, value: value, signature: signature))
+    mutating func append(_ key: String, signature: UInt64, _ content: Member.Content) {
+        elements.append(Member(key: key, content: content, signature: signature))
+    }
+
+    /// The object as a ``JSONValue``.
+    var value: JSONValue {
+        .object(Dictionary(elements.map { ($0.key, $0.value) }, uniquingKeysWith: { first, _ in first }))
     }
 
     /// The length and the first four and last three bytes of a name: the same

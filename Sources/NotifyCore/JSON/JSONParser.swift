@@ -67,35 +67,54 @@ struct JSONParser {
     private mutating func parseObject() throws(JSONSyntaxError) -> JSONValue {
         // Room for the members of a typical nested object (a content, a sender) at once, not grown by rehashing.
         var members = [String: JSONValue](minimumCapacity: 8)
-        try parseMembers { key, value in members.updateValue(value, forKey: key) == nil }
+        try parseMembers { parser throws(JSONSyntaxError) in
+            try parser.parseValue()
+        } add: { key, value in
+            members.updateValue(value, forKey: key) == nil
+        }
         return .object(members)
     }
 
-    /// Parses one document; a top-level object comes back as its members in
-    /// document order, without building a dictionary (events are read by a scan of their few members).
+    /// Parses one document; a top-level object comes back as its members in document order, and so
+    /// do the objects nested in it, without building a dictionary (events are read by a scan of their
+    /// few members).
     mutating func parseDocumentMembers() throws(JSONSyntaxError) -> ParsedDocument {
         skipWhitespace()
         guard position < input.count, input[position] == UInt8(ascii: "{") else { return .value(try parseDocument()) }
-        var members = JSONMembers(capacity: 12)
-        var seen: Set<String> = []
-        try parseMembers { key, value in
-            // A scan (of signatures) finds duplicates among a few members; a large object switches to a set.
-            let signature = JSONMembers.signature(of: key)
-            let isNew =
-                members.count < 32 ? members.index(of: key, signature: signature) == nil : seen.insert(key).inserted
-            guard isNew else { return false }
-            members.append(key, signature: signature, value)
-            if members.count == 32 { seen = Set(members.elements.map(\.key)) }
-            return true
-        }
+        let members = try parseObjectMembers()
         skipWhitespace()
         guard position == input.count else { throw fail("unexpected data after the value") }
         return .object(members)
     }
 
-    /// Parses an object from its `{`, handing each member to `add` as it is read;
-    /// `add` returns `false` for a name the object already has.
-    private mutating func parseMembers(_ add: (String, JSONValue) -> Bool) throws(JSONSyntaxError) {
+    /// Parses an object from its `{` into its members in document order; an object among its values
+    /// becomes members too (``JSONMembers/Member/object``), other values ``JSONValue``s.
+    private mutating func parseObjectMembers() throws(JSONSyntaxError) -> JSONMembers {
+        var members = JSONMembers(capacity: 12)
+        var seen: Set<String> = []
+        try parseMembers { parser throws(JSONSyntaxError) -> JSONMembers.Member.Content in
+            guard parser.position < parser.input.count, parser.input[parser.position] == UInt8(ascii: "{") else {
+                return .value(try parser.parseValue())
+            }
+            return .object(try parser.parseObjectMembers())
+        } add: { key, content in
+            // A scan (of signatures) finds duplicates among a few members; a large object switches to a set.
+            let signature = JSONMembers.signature(of: key)
+            let isNew =
+                members.count < 32 ? members.index(of: key, signature: signature) == nil : seen.insert(key).inserted
+            guard isNew else { return false }
+            members.append(key, signature: signature, content)
+            if members.count == 32 { seen = Set(members.elements.map(\.key)) }
+            return true
+        }
+        return members
+    }
+
+    /// Parses an object from its `{`, handing each member's name and its value, read by `parseValue`,
+    /// to `add` as it is read; `add` returns `false` for a name the object already has.
+    private mutating func parseMembers<Value>(
+        _ parseValue: (inout JSONParser) throws(JSONSyntaxError) -> Value, add: (String, Value) -> Bool
+    ) throws(JSONSyntaxError) {
         try enter()
         defer { depth -= 1 }
         position += 1
@@ -114,7 +133,7 @@ struct JSONParser {
             guard position < input.count, input[position] == UInt8(ascii: ":") else { throw fail("expected ':'") }
             position += 1
             skipWhitespace()
-            guard add(key, try parseValue()) else { throw fail("duplicate member \"\(key)\"") }
+            guard add(key, try parseValue(&self)) else { throw fail("duplicate member \"\(key)\"") }
             skipWhitespace()
             guard position < input.count else { throw fail("unexpected end of input in an object") }
             if input[position] == UInt8(ascii: ",") {

@@ -96,6 +96,33 @@ import Testing
         #expect(duplicate?.problem.contains("duplicate member \"abcdXefg\"") == true)
     }
 
+    @Test func nestedObjectsOfADocumentReadAsTheirValues() throws {
+        let text = #"{"content":{"sender":{"id":"u1","tags":[{"k":1}]},"body":"hi","none":null},"n":2}"#
+        let document = try CoreJSON.parseMembers(Array(text.utf8))
+        let fields = try FieldReader(document)
+        let parsed = try CoreJSON.parse(text)
+        // Kept as members, asked for as a value: the same as the dictionary the value parser builds.
+        #expect(fields.optionalValue("content") == parsed["content"])
+        let content = try fields.object("content")
+        #expect(try content.object("sender").string("id") == "u1")
+        #expect(try content.optionalObject("none") == nil)
+        #expect(try content.optionalObject("absent") == nil)
+        #expect(content.optionalValue("sender") == parsed["content"]?["sender"])
+        let notAnObject = #expect(throws: FieldError.self) { try content.object("body") }
+        #expect(notAnObject?.field == "content.body")
+        let missing = #expect(throws: FieldError.self) { try content.object("none") }
+        #expect(missing?.field == "content.none")
+        #expect(missing?.problem == "missing")
+        let duplicate = #expect(throws: JSONSyntaxError.self) {
+            try CoreJSON.parseMembers(Array(#"{"content":{"sender":{"id":"a","id":"b"}}}"#.utf8))
+        }
+        #expect(duplicate?.problem.contains("duplicate member \"id\"") == true)
+        #expect(throws: JSONSyntaxError.self) {
+            try CoreJSON.parseMembers(
+                Array((String(repeating: #"{"a":"#, count: 100) + "1" + String(repeating: "}", count: 100)).utf8))
+        }
+    }
+
     @Test func refusesNestingDeeperThanTheLimit() {
         #expect(throws: JSONSyntaxError.self) {
             try CoreJSON.parse(String(repeating: "[", count: 100) + String(repeating: "]", count: 100))
