@@ -1,6 +1,7 @@
 import Foundation
 import JWTKit
 import Logging
+import NIOPosix
 import Synchronization
 
 /// The claims of an in-app bearer token: `sub` (user id), `did` (device id), `exp`, and optionally
@@ -154,7 +155,8 @@ final class InAppTokenVerifier: Sendable {
         while !Task.isCancelled {
             do { try await Task.sleep(for: source.reloadInterval) } catch { return }
             do {
-                let secrets = try source.read()
+                // Files read on a thread of their own, not on the cooperative pool.
+                let secrets = try await NIOThreadPool.singleton.runIfActive { [source] in try source.read() }
                 guard keys.withLock({ $0?.secrets != secrets }) else { continue }
                 let keys = await Keys(secrets)
                 self.keys.withLock { $0 = keys }
