@@ -86,7 +86,7 @@ extension UserEntry {
             for conversation in late.keys { lateMessages[conversation] = try late.times(conversation) }
         }
         // Absent from records written before copies of fanout records were recognised.
-        if try fields.optionalValue("latestMessages") != nil {
+        if fields.optionalValue("latestMessages") != nil {
             latestMessages = try fields.members("latestMessages").mapValues { (json) throws(FieldError) in
                 let latest = try FieldReader(json, path: "latestMessages")
                 return LatestMessage(
