@@ -142,9 +142,15 @@ final class InAppTokenVerifier: Sendable {
 
     /// Reads the secrets; throws if they can't be used. The gateway calls it before it listens.
     func load() async throws {
-        let keys = await Keys(try source.read())
+        let keys = await Keys(try await readSecrets())
         self.keys.withLock { $0 = keys }
         logger.info("in-app token secrets loaded", metadata: ["kids": "\(keys.kids)"])
+    }
+
+    /// The secrets as the files say now, read on a thread of NIO's pool: file calls block, and the
+    /// cooperative pool runs every task of the process on a few threads.
+    private func readSecrets() async throws -> [String?: [UInt8]] {
+        try await NIOThreadPool.singleton.runIfActive { [source] in try source.read() }
     }
 
     /// Reads the secrets directory again every `reloadInterval` until cancelled; a change takes
@@ -155,8 +161,7 @@ final class InAppTokenVerifier: Sendable {
         while !Task.isCancelled {
             do { try await Task.sleep(for: source.reloadInterval) } catch { return }
             do {
-                // Files read on a thread of their own, not on the cooperative pool.
-                let secrets = try await NIOThreadPool.singleton.runIfActive { [source] in try source.read() }
+                let secrets = try await readSecrets()
                 guard keys.withLock({ $0?.secrets != secrets }) else { continue }
                 let keys = await Keys(secrets)
                 self.keys.withLock { $0 = keys }
