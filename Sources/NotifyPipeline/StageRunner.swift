@@ -125,8 +125,10 @@ actor StageRunner<Logic: StageLogic> {
                 })
         }
         // A batch may move a task's marks without making records (an input it lagged on is now read
-        // to its end): the readers in this instance learn it now, not at the next local interval.
-        if merge.localMarks != nil { publishMarks(now: now) }
+        // to its end): the readers in this instance learn it now, not at the next local interval. With
+        // the instance's clock as the tasks that made records saw it (computed once per batch: it
+        // looks at every task).
+        if merge.localMarks != nil { publishMarks(now: now, instanceClock: clock.value ?? instanceClock(now: now)) }
         observer.consumed(consumed)
         processedSinceTick = true
         saveIfDue(into: &output)
@@ -208,15 +210,24 @@ actor StageRunner<Logic: StageLogic> {
     /// The event clock of the instance's busiest task in microseconds, as settled (see
     /// ``EventTimeMerge/settledClock(now:)``; plus the lateness, which readers of an idle mark take off).
     private func instanceClock(now: ContinuousClock.Instant) -> Int64? {
-        // By index: iterating the values would copy each task.
         var clock: Int64?
-        for index in tasks.indices {
-            guard let settled = tasks.values[index].merge.settledClock(now: now) else { continue }
-            clock = max(
-                clock ?? .min,
-                settled.saturating(plus: EventMicroseconds.microseconds(tasks.values[index].merge.lateness)))
+        forEachTask { _, task in
+            guard let settled = task.merge.settledClock(now: now) else { return }
+            clock = max(clock ?? .min, settled.saturating(plus: EventMicroseconds.microseconds(task.merge.lateness)))
         }
         return clock
+    }
+
+    /// Applies `body` to every task (with its partition) where it is in ``tasks``, in the table's
+    /// order: a task read out of the table, even as `tasks.values[index]`, would be copied, a retain
+    /// and a release per field, and iterating `tasks.indices` would hold a copy of the table that
+    /// the first change in place then duplicates.
+    private func forEachTask(_ body: (Int32, inout PartitionTask<Logic>) -> Void) {
+        var index = tasks.startIndex
+        while index != tasks.endIndex {
+            body(tasks.keys[index], &tasks.values[index])
+            tasks.formIndex(after: &index)
+        }
     }
 
     /// Tells the ``LocalProgressBoard`` every task's marks as they are now, between the sends of
@@ -231,17 +242,18 @@ actor StageRunner<Logic: StageLogic> {
     }
 
     /// Every task's marks now, per mark target in task order, told to the ``LocalProgressBoard`` (if
-    /// any) as they are computed.
+    /// any) as they are computed; with `instanceClock` (``instanceClock(now:)``) computed now unless given.
     @discardableResult
-    private func publishMarks(now: ContinuousClock.Instant) -> [String: [(task: Int32, mark: ProgressMark)]] {
-        let clock = instanceClock(now: now)
+    private func publishMarks(now: ContinuousClock.Instant, instanceClock given: Int64?? = nil)
+        -> [String: [(task: Int32, mark: ProgressMark)]]
+    {
+        let clock = given ?? instanceClock(now: now)
         var marks: [String: [(task: Int32, mark: ProgressMark)]] = [:]
-        for index in tasks.indices {  // By index: iterating the values would copy each task.
-            let task = tasks.keys[index]
+        forEachTask { partition, task in
             for (topic, _) in markTargets {
-                let mark = tasks.values[index].progressMark(for: topic, logic: logic, instanceClock: clock, now: now)
-                merge.localMarks?.publish(mark, topic: topic, task: task, at: now)
-                marks[topic, default: []].append((task, mark))
+                let mark = task.progressMark(for: topic, logic: logic, instanceClock: clock, now: now)
+                merge.localMarks?.publish(mark, topic: topic, task: partition, at: now)
+                marks[topic, default: []].append((partition, mark))
             }
         }
         for topic in marks.keys { marks[topic]!.sort { $0.task < $1.task } }
@@ -306,8 +318,10 @@ actor StageRunner<Logic: StageLogic> {
     @discardableResult
     func releaseDue() async throws -> Bool {
         let now = ContinuousClock.now
-        let waiting = tasks.indices.filter { tasks.values[$0].merge.earliest != nil }.map { tasks.keys[$0] }.sorted()
+        var waiting: [Int32] = []
+        forEachTask { partition, task in if task.merge.earliest != nil { waiting.append(partition) } }
         guard !waiting.isEmpty else { return false }
+        waiting.sort()
         var clock = InstanceClock()
         var output = TaskOutput()
         for partition in waiting {
@@ -315,7 +329,9 @@ actor StageRunner<Logic: StageLogic> {
         }
         noteBusy(since: now)
         try await send(output)
-        return tasks.indices.contains { tasks.values[$0].merge.earliest != nil }
+        var stillWaiting = false
+        forEachTask { _, task in stillWaiting = stillWaiting || task.merge.earliest != nil }
+        return stillWaiting
     }
 
     /// Lets wall-clock time advance event time in every task, so waits end while input is quiet.
