@@ -161,10 +161,13 @@ public struct RouteState: Sendable {
 public struct RouteStage: Sendable {
     public let configuration: CoreConfiguration
     private let builder: CommandBuilder
+    /// The longest TTL of the policies: no delivery of a message older than that can still be made.
+    private let longestTTLMilliseconds: Int64
 
     public init(configuration: CoreConfiguration) {
         self.configuration = configuration
         self.builder = CommandBuilder(configuration: configuration)
+        self.longestTTLMilliseconds = configuration.policies.longestTTLSeconds * 1000
     }
 
     /// Folds one input into the state.
@@ -251,8 +254,9 @@ public struct RouteStage: Sendable {
     /// Whether `record` is not a copy of one already routed (see ``UserEntry/LatestMessage``); notes it if new,
     /// and forgets the latest messages of conversations no delivery of which can still be made.
     private func isNew(_ record: FanoutRecord, _ entry: inout UserEntry, now: EventTime?) -> Bool {
-        let passed = entry.latestMessages[record.conversationId].map { latest in
-            record.at < latest.at || (record.at == latest.at && latest.messageIds.contains(record.messageId))
+        let passed = entry.latestMessages.index(forKey: record.conversationId).map { index in
+            let latest = entry.latestMessages.values[index]
+            return record.at < latest.at || (record.at == latest.at && latest.messageIds.contains(record.messageId))
         }
         if record.late {
             // Came after a later message of its conversation: new unless its id was seen.
@@ -263,7 +267,7 @@ public struct RouteStage: Sendable {
         }
         if let now {
             // Rebuilt only when something is to go: most records find nothing past the horizon.
-            let horizon = now.adding(milliseconds: -configuration.policies.longestTTLSeconds * 1000)
+            let horizon = now.adding(milliseconds: -longestTTLMilliseconds)
             if entry.latestMessages.values.contains(where: { $0.at < horizon }) {
                 entry.latestMessages = entry.latestMessages.filter { $0.value.at >= horizon }
             }
@@ -275,12 +279,21 @@ public struct RouteStage: Sendable {
             }
         }
         guard passed != true else { return true }  // A late one: the conversation's latest stays.
-        if let latest = entry.latestMessages[record.conversationId], latest.at == record.at {
-            entry.latestMessages[record.conversationId]!.messageIds = (latest.messageIds + [record.messageId]).sorted()
-        } else {
+        guard let index = entry.latestMessages.index(forKey: record.conversationId) else {
             entry.latestMessages[record.conversationId] = UserEntry.LatestMessage(
                 at: record.at, messageIds: [record.messageId])
+            return true
         }
+        // Changed where it is: most records replace their conversation's latest, and its list of ids
+        // is reused rather than allocated anew.
+        { (latest: inout UserEntry.LatestMessage) in
+            if latest.at != record.at {
+                latest.at = record.at
+                latest.messageIds.removeAll(keepingCapacity: true)
+            }
+            let position = latest.messageIds.firstIndex { $0 > record.messageId } ?? latest.messageIds.endIndex
+            latest.messageIds.insert(record.messageId, at: position)
+        }(&entry.latestMessages.values[index])
         return true
     }
 

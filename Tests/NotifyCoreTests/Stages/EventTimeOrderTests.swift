@@ -178,6 +178,27 @@ import Testing
             ])
     }
 
+    /// Messages of one conversation with the same time are told apart by their ids, kept sorted
+    /// whatever order they come in; a later message's time replaces them.
+    @Test func messagesOfOneTimeAreRecognisedByTheirIds() throws {
+        let (stage, bob) = try Self.bobsRoute()
+        var state = bob
+        for id in ["m2c", "m2a", "m2b"] {
+            #expect(stage.fold(&state, .fanout(Self.directRecord(id, at: 2))).commands.count == 1)
+        }
+        #expect(state.entries["bob"]?.latestMessages["dm"]?.messageIds == ["m2a", "m2b", "m2c"])
+        // Past the last event ids remembered: recognised by the time and the ids alone.
+        for second in 3..<40 { _ = stage.fold(&state, .fanout(Self.directRecord("n\(second)", at: 2))) }
+        for id in ["m2a", "m2b", "m2c", "n3"] {
+            #expect(
+                stage.fold(&state, .fanout(Self.directRecord(id, at: 2))).decisions.map(\.reason) == [.alreadyApplied])
+        }
+        #expect(state.entries["bob"]?.latestMessages["dm"]?.messageIds.count == 40)
+        #expect(stage.fold(&state, .fanout(Self.directRecord("m3", at: 3))).commands.count == 1)
+        #expect(state.entries["bob"]?.latestMessages["dm"]?.messageIds == ["m3"])
+        #expect(state.entries["bob"]?.badge == 41)
+    }
+
     /// What stage 2 keeps to recognise copies is bounded by what can still be delivered: once the
     /// longest TTL has passed since a conversation's messages, their entries go, and a copy that comes
     /// after that makes a command that has expired already (the sinks report it `expired`).
