@@ -415,10 +415,13 @@ struct EventTimeMerge<Input: Sendable>: Sendable {
 
     /// Takes out, in order, the records that may be folded now: those below every floor, and
     /// those that waited ``maximumWait`` (with everything before them). `forced` counts the latter.
-    mutating func release(now: ContinuousClock.Instant, forced: inout Int) -> [DecodedInput<Input>] {
+    mutating func release(now: ContinuousClock.Instant, predicting: Bool = false, forced: inout Int)
+        -> [DecodedInput<Input>]
+    {
         let local = localWriters()
         let clock = eventClock(now: now, local: local)
         noteClock(clock, now: now)
+        nextRelease = nil
         guard let first = places.min else { return [] }
         let floor = floor(now: now, clock: clock, local: local)
         // The latest place among the overdue records: it and everything before it go now.
@@ -428,7 +431,10 @@ struct EventTimeMerge<Input: Sendable>: Sendable {
             overdue = max(overdue ?? arrivals[index].place, arrivals[index].place)
         }
         guard EventMicroseconds.microseconds(first.order.milliseconds) < floor || overdue.map({ first <= $0 }) == true
-        else { return [] }
+        else {
+            if predicting { nextRelease = wallClockRelease(now: now, floor: floor, local: local) }
+            return []
+        }
         var released: [DecodedInput<Input>] = []
         while let next = places.min {
             if EventMicroseconds.microseconds(next.order.milliseconds) >= floor {
@@ -439,8 +445,40 @@ struct EventTimeMerge<Input: Sendable>: Sendable {
             released.append(inputs[next.sequence - firstSequence].take()!)
         }
         dropFolded()
+        if predicting { nextRelease = wallClockRelease(now: now, floor: floor, local: local) }
         return released
     }
+
+    /// When the wall clock alone lets the earliest record waiting go, or ends a record's maximum
+    /// wait, whichever comes first, as the last ``release(now:predicting:forced:)`` found the floors
+    /// and the local writers, if it was asked to predict: nil when it was not, when nothing waits, or
+    /// when a floor that only new records or marks move (an input with records waiting in Kafka, a
+    /// writer's time mark) holds that record back. Until then, only records or marks read can let
+    /// one go sooner (see ``StageRunner/releaseDue()``).
+    private(set) var nextRelease: ContinuousClock.Instant?
+
+    /// ``nextRelease`` as of `now`, with the floor `floor` (microseconds) found then. The floors are
+    /// looked at again where they would let the earliest record go, at most ``wallClockStep`` ahead:
+    /// if they moved on with the wall clock as far, the wall clock holds the record (or brings that
+    /// moment nearer), and that instant is the answer.
+    private func wallClockRelease(
+        now: ContinuousClock.Instant, floor: Int64, local: [LocalProgressBoard.Reading]
+    ) -> ContinuousClock.Instant? {
+        guard let first = places.min else { return nil }
+        let time = EventMicroseconds.microseconds(first.order.milliseconds)
+        let needed = time.saturating(plus: 1).saturating(minus: floor)
+        guard needed > 0 else { return nil }
+        let step = min(needed, Self.wallClockStep)
+        let later = now + .microseconds(step)
+        let floorThen = self.floor(now: later, clock: eventClock(now: later, local: local), local: local)
+        guard floorThen.saturating(minus: floor) >= step else { return nil }
+        // The oldest record still waiting ends its maximum wait first (arrival order).
+        let overdue = front < arrivals.count ? arrivals[front].arrived + maximumWait : nil
+        return min(later, overdue ?? later)
+    }
+
+    /// How far ahead (microseconds) ``nextRelease`` looks.
+    static var wallClockStep: Int64 { 5_000 }
 
     /// Moves `front` past the folded records, and drops them once they are most of the arrays.
     private mutating func dropFolded() {

@@ -245,15 +245,19 @@ struct PartitionTask<Logic: StageLogic>: Sendable {
     /// while nothing arrives for this task.
     mutating func releaseDue(logic: Logic, now: ContinuousClock.Instant) -> TaskOutput {
         var output = TaskOutput()
-        foldReleased(logic: logic, now: now, into: &output)
+        foldReleased(logic: logic, now: now, predicting: true, into: &output)
         return output
     }
 
-    /// Folds what the merge lets go.
-    private mutating func foldReleased(logic: Logic, now: ContinuousClock.Instant, into output: inout TaskOutput) {
+    /// Folds what the merge lets go; `predicting`: the merge works out when the wall clock will let
+    /// its next record go (see ``EventTimeMerge/nextRelease``), which only the release passes between
+    /// batches use (a busy task's next batch comes sooner).
+    private mutating func foldReleased(
+        logic: Logic, now: ContinuousClock.Instant, predicting: Bool = false, into output: inout TaskOutput
+    ) {
         var touched: Set<String> = []
         var forced = 0
-        for next in merge.release(now: now, forced: &forced) {
+        for next in merge.release(now: now, predicting: predicting, forced: &forced) {
             fold(next, logic: logic, touched: &touched, into: &output)
         }
         output.releasedByMaximumWait += forced

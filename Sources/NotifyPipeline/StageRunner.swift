@@ -318,13 +318,20 @@ actor StageRunner<Logic: StageLogic> {
     @discardableResult
     func releaseDue() async throws -> Bool {
         let now = ContinuousClock.now
-        var waiting: [Int32] = []
-        forEachTask { partition, task in if task.merge.earliest != nil { waiting.append(partition) } }
-        guard !waiting.isEmpty else { return false }
-        waiting.sort()
+        var waiting = false
+        var due: [Int32] = []
+        forEachTask { partition, task in
+            guard task.merge.earliest != nil else { return }
+            waiting = true
+            // A merge whose floors the wall clock alone holds until later is left until then: the
+            // records and marks its task reads meanwhile are looked at as they come.
+            if task.merge.nextRelease.map({ $0 <= now }) ?? true { due.append(partition) }
+        }
+        guard !due.isEmpty else { return waiting }
+        due.sort()
         var clock = InstanceClock()
         var output = TaskOutput()
-        for partition in waiting {
+        for partition in due {
             output.append(work(partition, now: now, clock: &clock) { $0.releaseDue(logic: logic, now: now) })
         }
         noteBusy(since: now)

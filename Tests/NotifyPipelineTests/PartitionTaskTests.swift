@@ -320,6 +320,41 @@ extension PartitionTask {
         #expect(forced == 0)
     }
 
+    /// A merge asked to predict says when the wall clock alone lets its earliest record go (looking
+    /// at most 5 ms ahead), or ends its maximum wait; and nothing when a floor that only records or
+    /// marks move holds it (an input with records waiting in Kafka), or when it was not asked.
+    @Test func theWallClockSaysWhenTheEarliestRecordCanGo() throws {
+        let read = ContinuousClock.now
+        var merge = EventTimeMerge<Int>(lateness: 10, maximumWait: .seconds(3))
+        merge.add(try Self.input(1, at: 1), source: "messages", now: read)
+        merge.noteLag("messages", lagging: false, now: read)
+        var forced = 0
+        #expect(merge.release(now: read + .milliseconds(2), predicting: true, forced: &forced).isEmpty)
+        #expect(merge.nextRelease == read + .milliseconds(7), "5 ms ahead, where the floor has moved on as far")
+        #expect(merge.release(now: read + .milliseconds(3), forced: &forced).isEmpty)
+        #expect(merge.nextRelease == nil, "a release that does not predict (a batch's) forgets the moment")
+        #expect(merge.release(now: read + .milliseconds(3), predicting: true, forced: &forced).isEmpty)
+        #expect(merge.nextRelease == read + .milliseconds(8))
+        #expect(merge.release(now: read + .milliseconds(7), predicting: true, forced: &forced).isEmpty)
+        #expect(merge.nextRelease == read + .microseconds(10_001), "the lateness and a microsecond past its time")
+        #expect(merge.release(now: read + .microseconds(10_001), predicting: true, forced: &forced).map(\.input) == [1])
+        #expect(merge.nextRelease == nil, "nothing waits")
+
+        var overdue = EventTimeMerge<Int>(lateness: 10, maximumWait: .milliseconds(4))
+        overdue.add(try Self.input(1, at: 1), source: "messages", now: read)
+        overdue.noteLag("messages", lagging: false, now: read)
+        #expect(overdue.release(now: read + .milliseconds(2), predicting: true, forced: &forced).isEmpty)
+        #expect(overdue.nextRelease == read + .milliseconds(4), "its maximum wait ends first")
+
+        var lagging = EventTimeMerge<Int>(lateness: 10, maximumWait: .seconds(3))
+        lagging.add(try Self.input(2, at: 2), source: "messages", now: read)
+        lagging.add(try Self.input(1, at: 1), source: "other", now: read)
+        lagging.noteLag("messages", lagging: false, now: read)
+        lagging.noteLag("other", lagging: true, now: read)
+        #expect(lagging.release(now: read + .milliseconds(2), predicting: true, forced: &forced).isEmpty)
+        #expect(lagging.nextRelease == nil, "only the lagging input's next record moves its floor")
+    }
+
     /// A message of `second` (after Scenario's origin) as the merge takes it, numbered by its id.
     static func input(_ number: Int, at second: Double, offset: Int64 = 0) throws -> DecodedInput<Int> {
         let event = Scenario.message("m\(number)", in: "c\(number % 7)", from: "alice", "hi", at: second)
