@@ -105,8 +105,9 @@ struct DevCommand: AsyncParsableCommand {
                 onConnectionCount: { shell.metrics.setInAppConnections($0) })
             shell.metrics.startInAppGatewaySeries()
             let inapp = SinkRuntime(
-                sink: InAppSink(gateway: gateway, ackTimeout: .seconds(2)), shell: shell, client: client)
-            let console = SinkRuntime(sink: ConsoleSink(), shell: shell, client: client)
+                sink: InAppSink(gateway: gateway, ackTimeout: .seconds(2)), shell: shell, client: client,
+                settings: settings)
+            let console = SinkRuntime(sink: ConsoleSink(), shell: shell, client: client, settings: settings)
             let demo = ScenarioLoader(
                 path: scenario == "none" ? nil : scenario, client: client, pipeline: pipeline, logger: logger)
 
@@ -187,13 +188,16 @@ struct ConsoleSink: NotificationSink {
 }
 
 extension SinkRuntime {
-    /// A sink of `notify dev` in the group `notify-dev-<kind>`, counted in the shell's metrics.
-    convenience init(sink: any NotificationSink, shell: ServiceShell, client: KafkaClientConfiguration) {
+    /// A sink of `notify dev` in the group `notify-dev-<kind>`, counted in the shell's metrics, with
+    /// the retries and concurrency `settings` give every sink.
+    convenience init(
+        sink: any NotificationSink, shell: ServiceShell, client: KafkaClientConfiguration, settings: NotifySettings
+    ) {
         shell.metrics.startSinkSeries(kind: sink.kind)
         self.init(
             sink: sink,
             configuration: SinkRuntimeConfiguration(
-                kafka: client, groupId: "notify-dev-\(sink.kind)",
+                settings: settings, client: client, groupId: "notify-dev-\(sink.kind)",
                 observer: .counting(into: shell.metrics, kind: sink.kind)),
             logger: shell.logger)
     }

@@ -33,11 +33,11 @@ struct SinkCommand: AsyncParsableCommand {
     @Option(help: "The consumer group (default notify-sink-<kind>).")
     var group: String?
 
-    @Option(help: "Delivery attempts under way at once.")
-    var maxInFlight = 512
+    @Option(help: "Delivery attempts under way at once (sink.concurrency; default 512).")
+    var maxInFlight: Int?
 
-    @Option(help: "Attempts per command before it is dead-lettered.")
-    var maxAttempts = 8
+    @Option(help: "Attempts per command before it is dead-lettered (sink.maxAttempts; default 8).")
+    var maxAttempts: Int?
 
     @OptionGroup var shared: SharedSinkOptions
     @OptionGroup var kinds: SinkKindOptionGroups
@@ -47,9 +47,7 @@ struct SinkCommand: AsyncParsableCommand {
         guard shared.secretsDir == nil || options.readsSecretsDirectory else {
             throw ValidationError("--secrets-dir is for --kind \(kinds.kindsReadingSecretsDirectory).")
         }
-        let settings = try await service.loadSettings(
-            kafka: kafka, commandFlags: [("sink.\(kind.rawValue).secretsDirectory", "--secrets-dir", shared.secretsDir)]
-        )
+        let settings = try await loadSettings()
         settings.startLogging()
         let logger = settings.logger(label: "notify.sink.\(kind.rawValue)")
         let traceExport = try TraceExport.bootstrapForCommand(
@@ -77,7 +75,21 @@ struct SinkCommand: AsyncParsableCommand {
         try await serve(options, context: context, configuration: configuration, shell: shell)
     }
 
-    /// How the sink's runtime runs: Kafka client, group, retries and concurrency from `settings` and these flags.
+    /// The settings: this command's flags over `--set`, `--config`, the environment and the defaults.
+    func loadSettings(environment: [String: String] = ProcessInfo.processInfo.environment) async throws
+        -> NotifySettings
+    {
+        try await service.loadSettings(
+            kafka: kafka,
+            commandFlags: [
+                ("sink.\(kind.rawValue).secretsDirectory", "--secrets-dir", shared.secretsDir),
+                ("sink.concurrency", "--max-in-flight", maxInFlight.map { String($0) }),
+                ("sink.maxAttempts", "--max-attempts", maxAttempts.map { String($0) }),
+            ], environment: environment)
+    }
+
+    /// How the sink's runtime runs: Kafka client and group from `settings` and these flags, retries
+    /// and concurrency from `settings` (``SinkRuntimeConfiguration/init(settings:client:groupId:observer:)``).
     func runtimeConfiguration(settings: NotifySettings, metrics: NotifyMetrics, observer: SinkObserver)
         -> SinkRuntimeConfiguration
     {
@@ -85,12 +97,7 @@ struct SinkCommand: AsyncParsableCommand {
             bootstrapServers: settings.kafka.bootstrap, clientId: "notify-sink-\(kind.rawValue)",
             properties: settings.kafka.properties)
         client.statistics = metrics.kafkaStatistics
-        let retry = RetryPolicy(
-            maxAttempts: maxAttempts, initialDelay: settings.sink.retryBaseDelay, maxDelay: settings.sink.retryMaxDelay)
-        return SinkRuntimeConfiguration(
-            kafka: client, groupId: group, retry: retry, maxInFlight: maxInFlight,
-            clusterCheckInterval: settings.probes.checkInterval, ledgerRestoreMargin: settings.sink.ledgerRestoreMargin,
-            observer: observer)
+        return SinkRuntimeConfiguration(settings: settings, client: client, groupId: group, observer: observer)
     }
 
     /// Makes the kind's sink and runs its runtime, with /healthz, /readyz and /metrics, inside what
@@ -116,5 +123,20 @@ extension SinkObserver {
             onRetry: { _ in metrics.recordRetry(kind: kind) },
             onReplacement: { _ in metrics.recordReplacement(kind: kind) },
             onDeadLetter: { metrics.recordDeadLetter(source: $0) })
+    }
+}
+
+extension SinkRuntimeConfiguration {
+    /// A sink runtime as `settings` say (`sink.concurrency`, `sink.maxAttempts`, `sink.retryBaseDelay`,
+    /// `sink.retryMaxDelay`, `sink.ledgerRestoreMargin`, `probes.checkInterval`): `notify sink` and
+    /// the sinks of `notify dev` alike.
+    init(settings: NotifySettings, client: KafkaClientConfiguration, groupId: String?, observer: SinkObserver) {
+        self.init(
+            kafka: client, groupId: groupId,
+            retry: RetryPolicy(
+                maxAttempts: settings.sink.maxAttempts, initialDelay: settings.sink.retryBaseDelay,
+                maxDelay: settings.sink.retryMaxDelay),
+            maxInFlight: settings.sink.concurrency, clusterCheckInterval: settings.probes.checkInterval,
+            ledgerRestoreMargin: settings.sink.ledgerRestoreMargin, observer: observer)
     }
 }
