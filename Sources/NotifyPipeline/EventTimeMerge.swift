@@ -154,6 +154,14 @@ struct EventTimeMerge<Input: Sendable>: Sendable {
     /// Whether ``sequencesRead`` changed since the board was last told (``publishReads()``).
     private var readsToPublish = false
 
+    /// When the wall clock alone lets the earliest record waiting go, or ends a record's maximum
+    /// wait, whichever comes first, as the last ``release(now:predicting:forced:)`` found the floors
+    /// and the local writers, if it was asked to predict: nil when it was not, when nothing waits, or
+    /// when a floor that only new records or marks move (an input with records waiting in Kafka, a
+    /// writer's time mark) holds that record back. Until then, only records or marks read can let
+    /// one go sooner (see ``StageRunner/releaseDue()``).
+    private(set) var nextRelease: ContinuousClock.Instant?
+
     init(
         markedTopics: [String: Int32] = [:], lateness: Int64, maximumWait: Duration,
         localMarks: LocalProgressBoard? = nil
@@ -448,14 +456,6 @@ struct EventTimeMerge<Input: Sendable>: Sendable {
         if predicting { nextRelease = wallClockRelease(now: now, floor: floor, local: local) }
         return released
     }
-
-    /// When the wall clock alone lets the earliest record waiting go, or ends a record's maximum
-    /// wait, whichever comes first, as the last ``release(now:predicting:forced:)`` found the floors
-    /// and the local writers, if it was asked to predict: nil when it was not, when nothing waits, or
-    /// when a floor that only new records or marks move (an input with records waiting in Kafka, a
-    /// writer's time mark) holds that record back. Until then, only records or marks read can let
-    /// one go sooner (see ``StageRunner/releaseDue()``).
-    private(set) var nextRelease: ContinuousClock.Instant?
 
     /// ``nextRelease`` as of `now`, with the floor `floor` (microseconds) found then. The floors are
     /// looked at again where they would let the earliest record go, at most ``wallClockStep`` ahead:
