@@ -67,31 +67,43 @@ final class NotifyProcess: Sendable {
 
     /// Splits what `pipe` delivers into `buffer`'s lines (a line cut between two reads is joined again),
     /// and sends the armed signal when a line satisfies its condition.
+    ///
+    /// The pipe is read with blocking reads on a thread of its own, not with `readabilityHandler`:
+    /// that handler's libdispatch read source can be torn down while the manager thread still holds
+    /// its epoll note, which crashed a test process with SIGSEGV in `_dispatch_event_loop_drain`
+    /// (swift-corelibs-libdispatch issue 949).
     private static func collect(_ pipe: Pipe, into buffer: LineBuffer, events: ProcessEvents) {
-        pipe.fileHandleForReading.readabilityHandler = { handle in
-            let data = handle.availableData
-            guard !data.isEmpty else {
-                handle.readabilityHandler = nil
-                buffer.markEnded()
-                return
+        let reader = Thread {
+            let descriptor = pipe.fileHandleForReading.fileDescriptor
+            var chunk = [UInt8](repeating: 0, count: 1 << 16)
+            while true {
+                let count = chunk.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
+                if count < 0 && errno == EINTR { continue }
+                guard count > 0 else { break }
+                append(String(decoding: chunk[..<count], as: UTF8.self), to: buffer, events: events)
             }
-            let text = String(decoding: data, as: UTF8.self)
-            buffer.withLock { lines in
-                var pieces = text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
-                if let last = lines.last, !last.hasSuffix("\n"), !lines.isEmpty, let first = pieces.first {
-                    lines[lines.count - 1] = last + first
-                    pieces.removeFirst()
-                }
-                lines += pieces
+            buffer.markEnded()
+        }
+        reader.name = "notify output reader"
+        reader.start()
+    }
+
+    private static func append(_ text: String, to buffer: LineBuffer, events: ProcessEvents) {
+        buffer.withLock { lines in
+            var pieces = text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+            if let last = lines.last, let first = pieces.first {
+                lines[lines.count - 1] = last + first
+                pieces.removeFirst()
             }
-            events.trigger.withLock { armed in
-                guard var pending = armed, pending.sentAt == nil,
-                    text.split(separator: "\n").contains(where: { pending.condition(String($0)) })
-                else { return }
-                Foundation.kill(events.processId.withLock { $0 }, pending.signal)
-                pending.sentAt = .now
-                armed = pending
-            }
+            lines += pieces
+        }
+        events.trigger.withLock { armed in
+            guard var pending = armed, pending.sentAt == nil,
+                text.split(separator: "\n").contains(where: { pending.condition(String($0)) })
+            else { return }
+            Foundation.kill(events.processId.withLock { $0 }, pending.signal)
+            pending.sentAt = .now
+            armed = pending
         }
     }
 
