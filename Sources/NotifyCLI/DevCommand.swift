@@ -28,8 +28,8 @@ struct DevCommand: AsyncParsableCommand {
     @Option(help: "The scenario to load once everything is ready, its times moved to now ('none' for none).")
     var scenario = "Schemas/examples/scenarios/demo.json"
 
-    @Option(help: "Where the in-app WebSocket gateway listens.")
-    var inappListen = "127.0.0.1:8090"
+    @Option(help: "Where the in-app WebSocket gateway listens (setting sink.inapp.listen; default 127.0.0.1:8090).")
+    var inappListen: String?
 
     @Option(
         help: ArgumentHelp(
@@ -51,15 +51,17 @@ struct DevCommand: AsyncParsableCommand {
             commandFlags: [
                 ("kafka.bootstrap", "(embedded broker)", "127.0.0.1:\(brokerPort)"),
                 ("pipeline.schemas", "--schemas", schemas),
+                ("sink.inapp.listen", "--inapp-listen", inappListen),
             ])
         loaded.startLogging()
         var quiet = Logger(label: "notify.dev")
         quiet.logLevel = .warning
         // Checked before anything starts: a server that fails to bind later cancels every service.
-        let (inappHost, inappPort) = try listenAddress(inappListen, flag: "--inapp-listen")
+        let gatewayAddress = loaded.sink.inapp.listen
+        let (inappHost, inappPort) = (gatewayAddress.host, gatewayAddress.port)
         try BootstrapForwarder.requireFree(
             host: inappHost, port: inappPort,
-            message: Self.inUse("\(inappListen)", what: "the in-app gateway", flag: "--inapp-listen"))
+            message: Self.inUse(gatewayAddress.description, what: "the in-app gateway", flag: "--inapp-listen"))
         try await EmbeddedBroker.withBroker(logger: quiet) { broker in
             let forwarder =
                 try brokerPort == 0
@@ -105,7 +107,8 @@ struct DevCommand: AsyncParsableCommand {
                 onConnectionCount: { shell.metrics.setInAppConnections($0) })
             shell.metrics.startInAppGatewaySeries()
             let inapp = SinkRuntime(
-                sink: InAppSink(gateway: gateway, ackTimeout: .seconds(2)), shell: shell, client: client,
+                sink: InAppSink(gateway: gateway, ackTimeout: settings.sink.inapp.ackTimeout), shell: shell,
+                client: client,
                 settings: settings)
             let console = SinkRuntime(sink: ConsoleSink(), shell: shell, client: client, settings: settings)
             let demo = ScenarioLoader(
@@ -125,7 +128,8 @@ struct DevCommand: AsyncParsableCommand {
                     StandardOutput.writeLine("  console     http://\(address)/   (/healthz /readyz /metrics)")
                 }
             } catch  where String(describing: error).contains("Address already in use") {
-                throw CommandFailure(Self.addressInUse(http: settings.http.listen.description, inapp: inappListen))
+                throw CommandFailure(
+                    Self.addressInUse(http: settings.http.listen.description, inapp: gatewayAddress.description))
             }
         }
     }

@@ -85,7 +85,7 @@ struct SinkCommand: AsyncParsableCommand {
                 ("sink.\(kind.rawValue).secretsDirectory", "--secrets-dir", shared.secretsDir),
                 ("sink.concurrency", "--max-in-flight", maxInFlight.map { String($0) }),
                 ("sink.maxAttempts", "--max-attempts", maxAttempts.map { String($0) }),
-            ], environment: environment)
+            ] + shared.settingFlags(for: kind) + kinds.options(for: kind).settingFlags, environment: environment)
     }
 
     /// How the sink's runtime runs: Kafka client and group from `settings` and these flags, retries

@@ -1,3 +1,5 @@
+import Foundation
+import Logging
 import NotifyKafka
 import NotifyService
 import NotifySinks
@@ -65,5 +67,78 @@ import Testing
             configuration.retry == RetryPolicy(maxAttempts: 2, initialDelay: .milliseconds(50), maxDelay: .seconds(1)))
         #expect(configuration.maxInFlight == 16)
         #expect(configuration.groupId == "notify-dev-console")
+    }
+
+    /// The settings `notify sink` loads from `arguments` and `environment`.
+    private func settings(_ arguments: [String], environment: [String: String] = [:]) async throws -> NotifySettings {
+        try await SinkCommand.parse(arguments).loadSettings(environment: environment)
+    }
+
+    @Test(
+        "--listen and --ack-timeout-ms are sink.inapp.listen and sink.inapp.ackTimeout: the environment sets them, a flag wins"
+    )
+    func inAppFlagsAreTheirSettings() async throws {
+        let environment = ["NOTIFY_SINK_INAPP_LISTEN": "127.0.0.1:9101", "NOTIFY_SINK_INAPP_ACK_TIMEOUT": "1.5"]
+        let fromEnvironment = try await settings(["--kind", "inapp"], environment: environment).sink.inapp
+        #expect(fromEnvironment.listen.port == 9101)
+        #expect(fromEnvironment.ackTimeout == .milliseconds(1_500))
+        let fromFlags = try await settings(
+            ["--kind", "inapp", "--listen", "127.0.0.1:9102", "--ack-timeout-ms", "250"], environment: environment
+        ).sink.inapp
+        #expect(fromFlags.listen.port == 9102)
+        #expect(fromFlags.ackTimeout == .milliseconds(250))
+        let defaults = try await settings(["--kind", "inapp"]).sink.inapp
+        #expect(defaults.listen.description == "127.0.0.1:8090")
+        #expect(defaults.ackTimeout == .seconds(5))
+        // 50 ms is below the setting's 0.1 s.
+        await #expect(throws: (any Error).self) {
+            _ = try await settings(["--kind", "inapp", "--ack-timeout-ms", "50"])
+        }
+    }
+
+    @Test("the apns, fcm, webhook and jsonl flags are the settings they name")
+    func kindFlagsAreTheirSettings() async throws {
+        let file = #filePath
+        let apns = try await settings(
+            [
+                "--kind", "apns", "--key-id", "FLAGKEY", "--connections", "4", "--endpoint",
+                "https://api.sandbox.push.apple.com", "--ca-file", file,
+            ], environment: ["NOTIFY_SINK_APNS_KEY_ID": "ENVKEY", "NOTIFY_SINK_APNS_TEAM_ID": "TEAM"]
+        ).sink
+        #expect(apns.apns.keyId == "FLAGKEY")
+        #expect(apns.apns.teamId == "TEAM")
+        #expect(apns.apns.connections == 4)
+        #expect(apns.apns.endpoint == "https://api.sandbox.push.apple.com")
+        #expect(apns.caFile == file)
+        let fcm = try await settings(["--kind", "fcm", "--set", "sink.fcm.endpoint=https://fcm.example.com"]).sink.fcm
+        #expect(fcm.endpoint == "https://fcm.example.com")
+        let webhook = try await settings(
+            ["--kind", "webhook", "--secret-file", file],
+            environment: ["NOTIFY_SINK_WEBHOOK_URL": "https://hooks.example.com/notify"]
+        ).sink.webhook
+        #expect(webhook.url == "https://hooks.example.com/notify")
+        #expect(webhook.secretFile == file)
+        let jsonl = try await settings(["--kind", "jsonl"], environment: ["NOTIFY_SINK_JSONL_OUT": "/tmp/out.jsonl"])
+        #expect(jsonl.sink.jsonlOut == "/tmp/out.jsonl")
+    }
+
+    @Test("a kind makes its sink from the settings: a jsonl sink writes to sink.jsonl.out set in the environment")
+    func kindsMakeTheirSinkFromTheSettings() async throws {
+        let out = FileManager.default.temporaryDirectory.appendingPathComponent("sink-\(UUID().uuidString).jsonl").path
+        defer { try? FileManager.default.removeItem(atPath: out) }
+        let command = try SinkCommand.parse(["--kind", "jsonl"])
+        let loaded = try await command.loadSettings(environment: ["NOTIFY_SINK_JSONL_OUT": out])
+        let context = SinkKindContext(
+            kind: .jsonl, settings: loaded, logger: Logger(label: "sink-command-test"), metrics: NotifyMetrics())
+        _ = try command.kinds.jsonl.makeSink(command.shared, context)
+        #expect(FileManager.default.fileExists(atPath: out))
+        let unset = SinkKindContext(
+            kind: .jsonl, settings: try await command.loadSettings(environment: [:]),
+            logger: Logger(label: "sink-command-test"), metrics: NotifyMetrics())
+        #expect {
+            _ = try command.kinds.jsonl.makeSink(command.shared, unset)
+        } throws: { error in
+            String(describing: error).contains("--kind jsonl needs --out (setting sink.jsonl.out)")
+        }
     }
 }

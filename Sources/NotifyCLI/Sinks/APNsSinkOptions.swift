@@ -12,13 +12,20 @@ struct APNsSinkOptions: SinkKindOptions {
     @Option(help: "apns: the team id (iss).")
     var teamId: String?
 
+    var settingFlags: [(key: String, flag: String, value: String?)] {
+        [
+            ("sink.apns.keyFile", "--key-file", keyFile), ("sink.apns.keyId", "--key-id", keyId),
+            ("sink.apns.teamId", "--team-id", teamId),
+        ]
+    }
+
     func makeSink(_ shared: SharedSinkOptions, _ context: SinkKindContext) throws -> APNsSink {
+        let settings = context.settings.sink.apns
         let token = try APNsProviderToken(
-            p8: try Secret.load(file: keyFile, environmentVariable: "NOTIFY_APNS_KEY"),
-            keyId: try context.required(keyId, "--key-id"), teamId: try context.required(teamId, "--team-id")
+            p8: try Secret.load(file: settings.keyFile, environmentVariable: "NOTIFY_APNS_KEY"),
+            keyId: try context.required(settings.keyId, "--key-id", setting: "sink.apns.keyId"),
+            teamId: try context.required(settings.teamId, "--team-id", setting: "sink.apns.teamId")
         )
-        return try APNsSink(
-            endpoint: shared.endpoint ?? "https://api.push.apple.com", providerToken: token, transport: shared.transport
-        )
+        return try APNsSink(endpoint: settings.endpoint, providerToken: token, transport: context.transport)
     }
 }

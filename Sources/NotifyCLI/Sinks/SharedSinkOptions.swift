@@ -11,8 +11,8 @@ struct SharedSinkOptions: ParsableArguments {
     @Option(help: "apns, fcm: the service's base URL (default the production endpoint).")
     var endpoint: String?
 
-    @Option(help: "apns: HTTP/2 connections to multiplex requests over.")
-    var connections = 2
+    @Option(help: "apns: HTTP/2 connections to multiplex requests over (sink.apns.connections; default 2).")
+    var connections: Int?
 
     @Option(help: "inapp, webhook: the shared secret's file (else env NOTIFY_INAPP_SECRET / NOTIFY_WEBHOOK_SECRET).")
     var secretFile: String?
@@ -29,9 +29,19 @@ struct SharedSinkOptions: ParsableArguments {
     @Option(help: "webhook, jsonl: only commands for this provider (apns or fcm).")
     var provider: String?
 
-    /// How the HTTP kinds (apns, fcm, webhook) reach their service.
-    var transport: HTTPTransportConfiguration {
-        HTTPTransportConfiguration(caFile: caFile, connections: connections)
+    /// These flags as the settings they stand for, for a sink of `kind` (``SinkKindOptions/settingFlags``):
+    /// `--endpoint` and `--secret-file` name the kind's own setting; a kind that has none ignores them.
+    func settingFlags(for kind: SinkKind) -> [(key: String, flag: String, value: String?)] {
+        var flags: [(key: String, flag: String, value: String?)] = [("sink.caFile", "--ca-file", caFile)]
+        switch kind {
+        case .apns:
+            flags.append(("sink.apns.endpoint", "--endpoint", endpoint))
+            flags.append(("sink.apns.connections", "--connections", connections.map { String($0) }))
+        case .fcm: flags.append(("sink.fcm.endpoint", "--endpoint", endpoint))
+        case .inapp, .webhook: flags.append(("sink.\(kind.rawValue).secretFile", "--secret-file", secretFile))
+        case .jsonl: break
+        }
+        return flags
     }
 
     /// The commands `--path` and `--provider` select (all when neither is given).

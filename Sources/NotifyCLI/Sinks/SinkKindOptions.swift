@@ -12,6 +12,10 @@ protocol SinkKindOptions: ParsableArguments {
     /// Whether the kind reads `--secrets-dir` (setting `sink.KIND.secretsDirectory`); others refuse it.
     var readsSecretsDirectory: Bool { get }
 
+    /// The kind's own flags as the settings they stand for (key, flag, value if given): they go over
+    /// `--set`, `--config`, the environment and the defaults, and ``makeSink(_:_:)`` reads the settings.
+    var settingFlags: [(key: String, flag: String, value: String?)] { get }
+
     /// The kind's sink, from its own flags, the flags several kinds share and the settings;
     /// a missing or malformed flag throws a `ValidationError` naming it.
     func makeSink(_ shared: SharedSinkOptions, _ context: SinkKindContext) throws -> Sink
@@ -23,6 +27,8 @@ protocol SinkKindOptions: ParsableArguments {
 
 extension SinkKindOptions {
     var readsSecretsDirectory: Bool { false }
+
+    var settingFlags: [(key: String, flag: String, value: String?)] { [] }
 
     /// Most kinds serve nothing beside their runtime: this runs it.
     func serve(_ sink: Sink, _ context: SinkKindContext, around runtime: () async throws -> Void) async throws {
@@ -38,9 +44,19 @@ struct SinkKindContext {
     var logger: Logger
     var metrics: NotifyMetrics
 
-    /// `value`, or an error saying that this kind needs `option`.
-    func required(_ value: String?, _ option: String) throws -> String {
-        guard let value, !value.isEmpty else { throw ValidationError("--kind \(kind.rawValue) needs \(option).") }
+    /// How the HTTP kinds (apns, fcm, webhook) reach their service: `sink.caFile`, `sink.requestTimeout`
+    /// and `sink.apns.connections`.
+    var transport: HTTPTransportConfiguration {
+        HTTPTransportConfiguration(
+            caFile: settings.sink.caFile, requestTimeout: settings.sink.requestTimeout,
+            connections: settings.sink.apns.connections)
+    }
+
+    /// `value`, or an error saying that this kind needs `option` (the flag of setting `key`).
+    func required(_ value: String?, _ option: String, setting key: String) throws -> String {
+        guard let value, !value.isEmpty else {
+            throw ValidationError("--kind \(kind.rawValue) needs \(option) (setting \(key)).")
+        }
         return value
     }
 }

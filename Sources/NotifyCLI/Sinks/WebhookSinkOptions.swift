@@ -8,14 +8,16 @@ struct WebhookSinkOptions: SinkKindOptions {
 
     var readsSecretsDirectory: Bool { true }
 
+    var settingFlags: [(key: String, flag: String, value: String?)] { [("sink.webhook.url", "--url", url)] }
+
     func makeSink(_ shared: SharedSinkOptions, _ context: SinkKindContext) throws -> WebhookSink {
         let settings = context.settings.sink.webhook
         return try WebhookSink(
-            url: try context.required(url, "--url"),
+            url: try context.required(settings.url, "--url", setting: "sink.webhook.url"),
             secrets: try WebhookSecret.load(
-                file: shared.secretFile, environmentVariable: "NOTIFY_WEBHOOK_SECRET",
+                file: settings.secretFile, environmentVariable: "NOTIFY_WEBHOOK_SECRET",
                 directory: settings.secretsDirectory),
-            legacySignature: settings.legacySignature, selection: try shared.selection(), transport: shared.transport
+            legacySignature: settings.legacySignature, selection: try shared.selection(), transport: context.transport
         )
     }
 }

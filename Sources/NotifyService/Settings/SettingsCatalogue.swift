@@ -167,8 +167,9 @@ public enum SettingsCatalogue {
             "How far a client token's `exp`, `nbf` and `iat` may be off this host's clock: a token is accepted until `exp` plus this, from `nbf` minus this, and if issued (`iat`) no later than now plus this."
         ),
         .init(
-            "sink.inapp.ackTimeout", .seconds(0.1...600), default: .seconds(5),
-            "Time a connected device has to acknowledge a command before it becomes `undeliverable-local`."),
+            "sink.inapp.ackTimeout", .seconds(0.1...600), default: .seconds(5), flag: "--ack-timeout-ms",
+            "Time a connected device has to acknowledge a command before it becomes `undeliverable-local` (the flag takes milliseconds)."
+        ),
         // Webhook
         .init("sink.webhook.url", .url, flag: "--url", "Where the webhook sink POSTs each command."),
         .init(
