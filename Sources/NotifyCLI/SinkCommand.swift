@@ -44,9 +44,7 @@ struct SinkCommand: AsyncParsableCommand {
 
     func run() async throws {
         let options = kinds.options(for: kind)
-        guard shared.secretsDir == nil || options.readsSecretsDirectory else {
-            throw ValidationError("--secrets-dir is for --kind \(kinds.kindsReadingSecretsDirectory).")
-        }
+        try refuseFlagsOfOtherKinds()
         let settings = try await loadSettings()
         settings.startLogging()
         let logger = settings.logger(label: "notify.sink.\(kind.rawValue)")
@@ -73,6 +71,22 @@ struct SinkCommand: AsyncParsableCommand {
         let configuration = runtimeConfiguration(settings: settings, metrics: shell.metrics, observer: observer)
         let context = SinkKindContext(kind: kind, settings: settings, logger: logger, metrics: shell.metrics)
         try await serve(options, context: context, configuration: configuration, shell: shell)
+    }
+
+    /// Refuses a flag that the kind run does not read (another kind's own flag, or a shared flag of other
+    /// kinds) with a message naming the kinds that read it, instead of ignoring it.
+    func refuseFlagsOfOtherKinds() throws {
+        guard shared.secretsDir == nil || kinds.options(for: kind).readsSecretsDirectory else {
+            throw ValidationError("--secrets-dir is for --kind \(kinds.kindsReadingSecretsDirectory).")
+        }
+        for (flag, readers) in shared.givenFlags where !readers.contains(kind) {
+            throw ValidationError("\(flag) is for --kind \(readers.map(\.rawValue).joined(separator: " or ")).")
+        }
+        for other in SinkKind.allCases where other != kind {
+            for given in kinds.options(for: other).settingFlags where given.value != nil {
+                throw ValidationError("\(given.flag) is for --kind \(other.rawValue).")
+            }
+        }
     }
 
     /// The settings: this command's flags over `--set`, `--config`, the environment and the defaults.

@@ -141,4 +141,35 @@ import Testing
             String(describing: error).contains("--kind jsonl needs --out (setting sink.jsonl.out)")
         }
     }
+
+    @Test("a flag the kind does not read is refused, naming the kinds that read it")
+    func flagsOfOtherKindsAreRefused() throws {
+        func refusal(_ arguments: [String]) -> String? {
+            do {
+                try SinkCommand.parse(arguments).refuseFlagsOfOtherKinds()
+                return nil
+            } catch {
+                return String(describing: error)
+            }
+        }
+        #expect(
+            refusal(["--kind", "jsonl", "--out", "a.jsonl", "--url", "https://x.example"])
+                == "--url is for --kind webhook.")
+        #expect(
+            refusal(["--kind", "inapp", "--endpoint", "https://x.example"]) == "--endpoint is for --kind apns or fcm.")
+        #expect(refusal(["--kind", "fcm", "--secret-file", "s"]) == "--secret-file is for --kind inapp or webhook.")
+        #expect(refusal(["--kind", "webhook", "--listen", "127.0.0.1:1"]) == "--listen is for --kind inapp.")
+        #expect(refusal(["--kind", "apns", "--secrets-dir", "d"]) == "--secrets-dir is for --kind inapp or webhook.")
+        // The deployment files' commands.
+        #expect(
+            refusal([
+                "--kind", "apns", "--endpoint", "https://e.example", "--key-file", "k", "--key-id", "K", "--team-id",
+                "T",
+            ]) == nil)
+        #expect(refusal(["--kind", "inapp", "--listen", "0.0.0.0:8090", "--secret-file", "s"]) == nil)
+        #expect(
+            refusal(["--kind", "webhook", "--url", "https://x.example", "--secret-file", "s", "--ca-file", "c"]) == nil)
+        #expect(refusal(["--kind", "fcm", "--service-account", "a.json"]) == nil)
+        #expect(refusal(["--kind", "jsonl", "--out", "a.jsonl", "--path", "push"]) == nil)
+    }
 }

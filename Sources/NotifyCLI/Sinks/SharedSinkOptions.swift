@@ -29,8 +29,18 @@ struct SharedSinkOptions: ParsableArguments {
     @Option(help: "webhook, jsonl: only commands for this provider (apns or fcm).")
     var provider: String?
 
+    /// The flags given (`--secrets-dir` aside), each with the kinds that read it.
+    var givenFlags: [(flag: String, readers: [SinkKind])] {
+        let flags: [(flag: String, given: Bool, readers: [SinkKind])] = [
+            ("--ca-file", caFile != nil, [.apns, .fcm, .webhook]), ("--endpoint", endpoint != nil, [.apns, .fcm]),
+            ("--connections", connections != nil, [.apns]), ("--secret-file", secretFile != nil, [.inapp, .webhook]),
+            ("--path", path != nil, [.webhook, .jsonl]), ("--provider", provider != nil, [.webhook, .jsonl]),
+        ]
+        return flags.filter(\.given).map { ($0.flag, $0.readers) }
+    }
+
     /// These flags as the settings they stand for, for a sink of `kind` (``SinkKindOptions/settingFlags``):
-    /// `--endpoint` and `--secret-file` name the kind's own setting; a kind that has none ignores them.
+    /// `--endpoint` and `--secret-file` name the kind's own setting (``givenFlags`` says which kinds have one).
     func settingFlags(for kind: SinkKind) -> [(key: String, flag: String, value: String?)] {
         var flags: [(key: String, flag: String, value: String?)] = [("sink.caFile", "--ca-file", caFile)]
         switch kind {
