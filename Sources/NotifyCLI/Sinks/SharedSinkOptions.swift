@@ -29,29 +29,42 @@ struct SharedSinkOptions: ParsableArguments {
     @Option(help: "webhook, jsonl: only commands for this provider (apns or fcm).")
     var provider: String?
 
-    /// The flags given (`--secrets-dir` aside), each with the kinds that read it.
-    var givenFlags: [(flag: String, readers: [SinkKind])] {
-        let flags: [(flag: String, given: Bool, readers: [SinkKind])] = [
-            ("--ca-file", caFile != nil, [.apns, .fcm, .webhook]), ("--endpoint", endpoint != nil, [.apns, .fcm]),
-            ("--connections", connections != nil, [.apns]), ("--secret-file", secretFile != nil, [.inapp, .webhook]),
-            ("--path", path != nil, [.webhook, .jsonl]), ("--provider", provider != nil, [.webhook, .jsonl]),
-        ]
-        return flags.filter(\.given).map { ($0.flag, $0.readers) }
+    /// One shared flag: its value if given, the kinds that read it, and the setting it stands for in
+    /// such a kind (`nil`: none, the kind reads the flag itself).
+    private struct SharedFlag {
+        var flag: String
+        var value: String?
+        var readers: [SinkKind]
+        var setting: (SinkKind) -> String?
     }
 
-    /// These flags as the settings they stand for, for a sink of `kind` (``SinkKindOptions/settingFlags``):
-    /// `--endpoint` and `--secret-file` name the kind's own setting (``givenFlags`` says which kinds have one).
+    /// Every shared flag but `--secrets-dir` (each kind says whether it reads that one).
+    private var sharedFlags: [SharedFlag] {
+        [
+            SharedFlag(flag: "--ca-file", value: caFile, readers: [.apns, .fcm, .webhook]) { _ in "sink.caFile" },
+            SharedFlag(flag: "--endpoint", value: endpoint, readers: [.apns, .fcm]) { "sink.\($0.rawValue).endpoint" },
+            SharedFlag(flag: "--connections", value: connections.map { String($0) }, readers: [.apns]) { _ in
+                "sink.apns.connections"
+            },
+            SharedFlag(flag: "--secret-file", value: secretFile, readers: [.inapp, .webhook]) {
+                "sink.\($0.rawValue).secretFile"
+            },
+            SharedFlag(flag: "--path", value: path, readers: [.webhook, .jsonl]) { _ in nil },
+            SharedFlag(flag: "--provider", value: provider, readers: [.webhook, .jsonl]) { _ in nil },
+        ]
+    }
+
+    /// The flags given (`--secrets-dir` aside), each with the kinds that read it.
+    var givenFlags: [(flag: String, readers: [SinkKind])] {
+        sharedFlags.filter { $0.value != nil }.map { ($0.flag, $0.readers) }
+    }
+
+    /// The flags `kind` reads as the settings they stand for (``SinkKindOptions/settingFlags``).
     func settingFlags(for kind: SinkKind) -> [(key: String, flag: String, value: String?)] {
-        var flags: [(key: String, flag: String, value: String?)] = [("sink.caFile", "--ca-file", caFile)]
-        switch kind {
-        case .apns:
-            flags.append(("sink.apns.endpoint", "--endpoint", endpoint))
-            flags.append(("sink.apns.connections", "--connections", connections.map { String($0) }))
-        case .fcm: flags.append(("sink.fcm.endpoint", "--endpoint", endpoint))
-        case .inapp, .webhook: flags.append(("sink.\(kind.rawValue).secretFile", "--secret-file", secretFile))
-        case .jsonl: break
+        sharedFlags.compactMap { shared in
+            guard shared.readers.contains(kind), let key = shared.setting(kind) else { return nil }
+            return (key, shared.flag, shared.value)
         }
-        return flags
     }
 
     /// The commands `--path` and `--provider` select (all when neither is given).
