@@ -350,3 +350,96 @@ extension Attachment {
         }
     }
 }
+
+// MARK: Reading the layout the writers above write
+
+// Each reads what its `write(to:)` writes, as one step of ``FanoutRecord/init(canonical:)``, and
+// accepts only what its `init(reading:)` accepts; `nil` for anything else.
+
+extension NotificationContent {
+    init?(canonical parser: inout JSONParser) {
+        var attachment: Attachment?
+        var badge: Int64?
+        var subtitle: String?
+        guard parser.skip("{"),
+            parser.readOptional("\"attachment\":", into: &attachment, { Attachment(canonical: &$0) }, then: ","),
+            parser.readOptional(
+                "\"badge\":", into: &badge, { $0.readInteger().flatMap { $0 >= 0 ? $0 : nil } }, then: ","),
+            parser.skip("\"body\":"), let body = parser.readNonEmptyString(),
+            parser.skip(",\"category\":"), let category = parser.readNonEmptyString(),
+            parser.skip(",\"conversation\":"), let conversation = ConversationIdentity(canonical: &parser),
+            parser.skip(",\"identityResolved\":"), let identityResolved = parser.readBool(),
+            parser.skip(",\"kind\":"), let kind = parser.readString().flatMap(MessageKind.init(rawValue:)),
+            parser.skip(",\"sender\":"), let sender = SenderIdentity(canonical: &parser),
+            parser.readOptional(",\"subtitle\":", into: &subtitle, { $0.readNonEmptyString() }),
+            parser.skip(",\"threadId\":"), let threadId = parser.readNonEmptyString(),
+            parser.skip(",\"title\":"), let title = parser.readNonEmptyString(),
+            parser.skip(",\"userInfo\":"), let userInfo = NotificationUserInfo(canonical: &parser),
+            parser.skip("}")
+        else { return nil }
+        self.init(
+            title: title, subtitle: subtitle, body: body, threadId: threadId, category: category, userInfo: userInfo,
+            sender: sender, conversation: conversation, kind: kind, attachment: attachment,
+            badge: badge.map { Int($0) },
+            identityResolved: identityResolved)
+    }
+}
+
+extension SenderIdentity {
+    init?(canonical parser: inout JSONParser) {
+        var handle: String?
+        var imageURL: String?
+        guard parser.skip("{\"displayName\":"), let displayName = parser.readNonEmptyString(),
+            parser.readOptional(",\"handle\":", into: &handle, { $0.readNonEmptyString() }),
+            parser.skip(",\"id\":"), let id = parser.readNonEmptyString(),
+            parser.readOptional(",\"imageURL\":", into: &imageURL, { $0.readURL() }),
+            parser.skip("}")
+        else { return nil }
+        self.init(id: id, displayName: displayName, handle: handle, imageURL: imageURL)
+    }
+}
+
+extension ConversationIdentity {
+    init?(canonical parser: inout JSONParser) {
+        var imageURL: String?
+        var name: String?
+        guard parser.skip("{\"id\":"), let id = parser.readNonEmptyString(),
+            parser.readOptional(",\"imageURL\":", into: &imageURL, { $0.readURL() }),
+            parser.skip(",\"isGroup\":"), let isGroup = parser.readBool(),
+            parser.readOptional(",\"name\":", into: &name, { $0.readNonEmptyString() }),
+            parser.skip("}")
+        else { return nil }
+        self.init(id: id, isGroup: isGroup, name: name, imageURL: imageURL)
+    }
+}
+
+extension NotificationUserInfo {
+    init?(canonical parser: inout JSONParser) {
+        guard parser.skip("{\"message-id\":"), let messageId = parser.readNonEmptyString(),
+            parser.skip(",\"sender-id\":"), let senderId = parser.readNonEmptyString(),
+            parser.skip(",\"talkroom-id\":"), let talkroomId = parser.readNonEmptyString(),
+            parser.skip("}")
+        else { return nil }
+        self.init(talkroomId: talkroomId, messageId: messageId, senderId: senderId)
+    }
+}
+
+extension Attachment {
+    init?(canonical parser: inout JSONParser) {
+        guard parser.skip("{\"bytes\":"), let bytes = parser.readInteger(), bytes >= 0,
+            parser.skip(",\"mimeType\":"), let mimeType = parser.readNonEmptyString(),
+            mimeType.unicodeScalars.count <= Self.maximumMIMETypeLength, Self.hasMIMETypeForm(mimeType),
+            parser.skip(",\"url\":"), let url = parser.readURL(),
+            parser.skip("}")
+        else { return nil }
+        self.init(url: url, mimeType: mimeType, bytes: bytes)
+    }
+}
+
+extension JSONParser {
+    /// A string that is a valid URL field (see ``FieldReader/isURLField(_:)``).
+    mutating func readURL() -> String? {
+        guard let string = readString(), FieldReader.isURLField(string) else { return nil }
+        return string
+    }
+}

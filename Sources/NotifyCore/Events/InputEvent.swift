@@ -40,6 +40,11 @@ public enum InputEvent: Sendable, Hashable {
     /// missing or mistyped field, an unknown field or an unknown `type` is an
     /// error naming the topic and the field.
     public static func decode(topic: String, value: some Collection<UInt8>) throws(EventDecodingError) -> InputEvent {
+        if topic == Topic.fanout,
+            let record = value.withContiguousStorageIfAvailable(FanoutRecord.init(canonical:)) ?? nil
+        {
+            return .fanout(record)
+        }
         let document: ParsedDocument
         do {
             document = try CoreJSON.parseMembers(value)

@@ -26,14 +26,21 @@ public struct Attachment: Sendable, Hashable, Codable {
     init(reading fields: FieldReader) throws(FieldError) {
         try fields.rejectUnknown(allowed: ["url", "mimeType", "bytes"])
         url = try fields.url("url")
-        mimeType = try fields.string("mimeType", maxLength: 255)
-        let slash = mimeType.firstIndex(of: "/")
-        guard let slash, slash != mimeType.startIndex, mimeType.index(after: slash) != mimeType.endIndex,
-            !mimeType.contains(where: { $0.isWhitespace })
-        else {
+        mimeType = try fields.string("mimeType", maxLength: Self.maximumMIMETypeLength)
+        guard Self.hasMIMETypeForm(mimeType) else {
             throw fields.error("mimeType", "\"\(mimeType)\" is not a MIME type such as image/jpeg")
         }
         bytes = try fields.integer("bytes", minimum: 0)
+    }
+
+    /// The most characters a MIME type may have.
+    static let maximumMIMETypeLength = 255
+
+    /// Whether `text` has the form `type/subtype`, without whitespace (its length checked apart).
+    static func hasMIMETypeForm(_ text: String) -> Bool {
+        guard let slash = text.firstIndex(of: "/") else { return false }
+        return slash != text.startIndex && text.index(after: slash) != text.endIndex
+            && !text.contains(where: { $0.isWhitespace })
     }
 
     var jsonValue: JSONValue {

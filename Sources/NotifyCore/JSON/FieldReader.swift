@@ -134,13 +134,23 @@ public struct FieldReader {
     }
 
     func url(_ key: String) throws(FieldError) -> String {
-        let text = try string(key, maxLength: 2048)
-        guard text.hasPrefix("https://") || text.hasPrefix("http://"), text.utf8.count > 8,
-            !text.utf8.contains(where: { $0 <= 0x20 })
-        else {
-            throw error(key, "\"\(text)\" is not an http(s) URL")
-        }
+        let text = try string(key, maxLength: Self.maximumURLLength)
+        guard Self.isHTTPURL(text) else { throw error(key, "\"\(text)\" is not an http(s) URL") }
         return text
+    }
+
+    /// The most characters a URL field may have.
+    static let maximumURLLength = 2048
+
+    /// Whether `text` has the form of an http(s) URL (its length checked apart).
+    static func isHTTPURL(_ text: String) -> Bool {
+        (text.hasPrefix("https://") || text.hasPrefix("http://")) && text.utf8.count > 8
+            && !text.utf8.contains(where: { $0 <= 0x20 })
+    }
+
+    /// Whether `text` is a valid URL field: not empty, at most ``maximumURLLength`` characters, http(s).
+    static func isURLField(_ text: String) -> Bool {
+        !text.isEmpty && text.unicodeScalars.count <= maximumURLLength && isHTTPURL(text)
     }
 
     func optionalURL(_ key: String) throws(FieldError) -> String? {

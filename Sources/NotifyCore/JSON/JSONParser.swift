@@ -307,3 +307,47 @@ struct JSONParser {
         return position > start
     }
 }
+
+// MARK: Reading a known layout
+
+/// Steps for a reader that knows the exact layout of what it reads (see
+/// ``FanoutRecord/init(canonical:)``): each says whether the input goes on as
+/// expected, and a reader that meets anything else gives up, to read the input
+/// the general way.
+extension JSONParser {
+    /// Whether the input goes on with exactly `literal`; moves past it if so.
+    @inline(__always)
+    mutating func skip(_ literal: StaticString) -> Bool {
+        let count = literal.utf8CodeUnitCount
+        guard position + count <= input.count else { return false }
+        for index in 0..<count where input[position + index] != literal.utf8Start[index] { return false }
+        position += count
+        return true
+    }
+
+    /// Whether the whole input has been read.
+    var isAtEnd: Bool { position == input.count }
+
+    /// The string at the position (escapes resolved, UTF-8 validated), or `nil` if none is there or it is malformed.
+    mutating func readString() -> String? {
+        guard position < input.count, input[position] == UInt8(ascii: "\"") else { return nil }
+        return try? parseString()
+    }
+
+    /// The integer at the position, or `nil` if none is there, it has a fraction or an exponent, or
+    /// it does not fit in 64 bits.
+    mutating func readInteger() -> Int64? {
+        guard position < input.count,
+            input[position] == UInt8(ascii: "-") || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(input[position]),
+            case .int(let number)? = try? parseNumber()
+        else { return nil }
+        return number
+    }
+
+    /// `true` or `false` at the position, or `nil`.
+    mutating func readBool() -> Bool? {
+        if skip("true") { return true }
+        if skip("false") { return false }
+        return nil
+    }
+}
