@@ -551,8 +551,8 @@ actor StageRunner<Logic: StageLogic> {
                 if let consumed { observer.onProcessed(stage, consumed.records, .now - consumed.at) }
             })
         if !output.changelog.isEmpty || !output.offsets.isEmpty {
-            // Encoded on the cooperative pool, not on this actor, while the outputs are in flight.
-            let encoded = Task.detached { output.changelogRecords() }
+            // Encoded off this actor and the cooperative pool, while the outputs are in flight.
+            let encoded = Task.detached { await ChangelogEncoder.shared.records(of: output) }
             let window = saveChain.queueSave(
                 encoded: encoded, enqueue: { await producer.enqueue($0) }, acknowledge: { _ = try await $0.reports() },
                 store: {
