@@ -118,6 +118,15 @@ extension CoreJSON {
     /// since stage 1 writes one per message and recipient.
     public static func encode(_ record: FanoutRecord) -> [UInt8] {
         var writer = JSONWriter(capacity: 1500)
+        record.write(to: &writer)
+        return writer.bytes
+    }
+}
+
+extension FanoutRecord {
+    /// Writes the bytes of `CoreJSON.encode(_:)` for a fanout record.
+    func write(to writer: inout JSONWriter) {
+        let record = self
         writer.writeObject { writer, first in
             writer.member("at", record.at.rfc3339, &first)
             writer.constantKey("content", &first)
@@ -131,7 +140,6 @@ extension CoreJSON {
             if let releasedAt = record.releasedAt { writer.member("releasedAt", releasedAt.rfc3339, &first) }
             writer.member("type", FanoutRecord.eventType, &first)
         }
-        return writer.bytes
     }
 }
 

@@ -96,7 +96,7 @@ public struct FanoutState: Sendable {
     /// The changelog value of `key`: `nil` when the entry is gone (a tombstone).
     public func snapshot(_ key: String) -> [UInt8]? {
         guard let entry = entries[key] else { return nil }
-        return CoreJSON.encode(entry.jsonValue)
+        return CoreJSON.encode(entry)
     }
 
     /// The ids of the last messages applied to conversation `key`, oldest first, for its changelog record.

@@ -20,6 +20,159 @@ extension UserEntry: JSONRepresentable {
     }
 }
 
+extension CoreJSON {
+    /// The bytes of a user entry: the same as `encode(entry.jsonValue)`, written straight from the
+    /// struct (keys in sorted order by construction), since every save writes one per changed user.
+    public static func encode(_ entry: UserEntry) -> [UInt8] {
+        var writer = JSONWriter(capacity: 1024)
+        entry.write(to: &writer)
+        return writer.bytes
+    }
+
+    /// The bytes of a conversation entry: the same as `encode(entry.jsonValue)`, written straight
+    /// from the struct, since every save writes one per changed conversation.
+    public static func encode(_ entry: ConversationEntry) -> [UInt8] {
+        var writer = JSONWriter(capacity: 512)
+        writer.writeObject { writer, first in
+            if let conversation = entry.conversation {
+                writer.constantKey("conversation", &first)
+                conversation.write(to: &writer)
+            }
+            writer.constantKey("held", &first)
+            writer.writeArray(entry.held) { $0.write($1.jsonValue) }
+            if let latestAt = entry.latestAt { writer.member("latestAt", latestAt.rfc3339, &first) }
+        }
+        return writer.bytes
+    }
+}
+
+extension UserEntry {
+    /// Writes the bytes of ``jsonValue``, members in sorted order.
+    func write(to writer: inout JSONWriter) {
+        writer.writeObject { writer, first in
+            writer.constantKey("clientStates", &first)
+            writer.writeObject(sortingKeysOf: clientStates) { $0.write($1.jsonValue) }
+            writer.constantKey("devices", &first)
+            writer.writeArray(devices) { $1.write(to: &$0) }
+            writer.constantKey("invalidTokens", &first)
+            writer.writeArray(invalidTokens) { $0.writeString($1) }
+            writer.constantKey("lastBackgroundPush", &first)
+            writer.writeObject(sortingKeysOf: lastBackgroundPush) { $0.writeString($1.rfc3339) }
+            if !lateMessages.isEmpty {
+                writer.constantKey("lateMessages", &first)
+                writer.writeObject(sortingKeysOf: lateMessages) { writer, messages in
+                    writer.writeObject(sortingKeysOf: messages) { $0.writeString($1.rfc3339) }
+                }
+            }
+            writer.constantKey("latestMessages", &first)
+            writer.writeObject(sortingKeysOf: latestMessages) { $1.write(to: &$0) }
+            writer.constantKey("pendingBadges", &first)
+            writer.writeObject(sortingKeysOf: pendingBadges) { $1.write(to: &$0) }
+            if let preferences {
+                writer.constantKey("preferences", &first)
+                writer.write(preferences.jsonValue)
+            }
+            if !readUpTo.isEmpty {
+                writer.constantKey("readUpTo", &first)
+                writer.writeObject(sortingKeysOf: readUpTo) { $0.writeString($1.rfc3339) }
+            }
+            writer.constantKey("recentLocal", &first)
+            writer.writeArray(recentLocal) { $1.write(to: &$0) }
+            writer.constantKey("unread", &first)
+            writer.writeObject(sortingKeysOf: unread) { $0.writeInteger(Int64($1)) }
+        }
+    }
+}
+
+extension UserEntry.LatestMessage {
+    /// Writes the bytes of ``jsonValue``.
+    func write(to writer: inout JSONWriter) {
+        writer.writeObject { writer, first in
+            writer.member("at", at.rfc3339, &first)
+            writer.constantKey("messageIds", &first)
+            writer.writeArray(messageIds) { $0.writeString($1) }
+        }
+    }
+}
+
+extension UserEntry.PendingBadge {
+    /// Writes the bytes of ``jsonValue``.
+    func write(to writer: inout JSONWriter) {
+        writer.writeObject { writer, first in
+            writer.member("at", at.rfc3339, &first)
+            writer.constantKey("clearThreadIds", &first)
+            writer.writeArray(clearThreadIds) { $0.writeString($1) }
+            writer.member("eventId", eventId, &first)
+        }
+    }
+}
+
+extension UserEntry.RecentLocal {
+    /// Writes the bytes of ``jsonValue``.
+    func write(to writer: inout JSONWriter) {
+        writer.writeObject { writer, first in
+            writer.member("commandId", commandId, &first)
+            writer.constantKey("record", &first)
+            record.write(to: &writer)
+        }
+    }
+}
+
+extension Device {
+    /// Writes the bytes of ``jsonValue``.
+    func write(to writer: inout JSONWriter) {
+        writer.writeObject { writer, first in
+            writer.member("appId", appId, &first)
+            writer.member("deviceId", deviceId, &first)
+            writer.member("locale", locale, &first)
+            writer.member("platform", platform.rawValue, &first)
+            writer.member("provider", provider.rawValue, &first)
+            writer.member("token", token, &first)
+        }
+    }
+}
+
+extension ConversationUpdated {
+    /// Writes the bytes of ``jsonValue``.
+    func write(to writer: inout JSONWriter) {
+        writer.writeObject { writer, first in
+            writer.member("at", at.rfc3339, &first)
+            writer.member("conversationId", conversationId, &first)
+            writer.member("id", id, &first)
+            writer.member("imageURL", imageURL, &first)
+            writer.member("kind", kind.rawValue, &first)
+            writer.constantKey("members", &first)
+            writer.writeArray(members) { $0.writeString($1) }
+            writer.member("name", name, &first)
+            writer.member("type", Self.eventType, &first)
+        }
+    }
+}
+
+extension JSONWriter {
+    /// Writes an array, each element by `write`.
+    mutating func writeArray<Element>(_ elements: [Element], _ write: (inout JSONWriter, Element) -> Void) {
+        append(UInt8(ascii: "["))
+        for (index, element) in elements.enumerated() {
+            if index > 0 { append(UInt8(ascii: ",")) }
+            write(&self, element)
+        }
+        append(UInt8(ascii: "]"))
+    }
+
+    /// Writes an object whose keys are data (ids), in sorted order, each value by `write`.
+    mutating func writeObject<Value>(
+        sortingKeysOf members: [String: Value], _ write: (inout JSONWriter, Value) -> Void
+    ) {
+        writeObject { writer, first in
+            for (key, value) in members.sorted(by: { $0.key < $1.key }) {
+                writer.key(key, &first)
+                write(&writer, value)
+            }
+        }
+    }
+}
+
 extension UserEntry.PendingBadge: JSONRepresentable {
     public var jsonValue: JSONValue {
         .object([
