@@ -126,18 +126,17 @@ extension CoreJSON {
 extension FanoutRecord {
     /// Writes the bytes of `CoreJSON.encode(_:)` for a fanout record.
     func write(to writer: inout JSONWriter) {
-        let record = self
         writer.writeObject { writer, first in
-            writer.member("at", record.at.rfc3339, &first)
+            writer.member("at", at.rfc3339, &first)
             writer.constantKey("content", &first)
-            record.content.write(to: &writer, identity: IdentityJSON(record.content))
-            writer.member("conversationId", record.conversationId, &first)
-            writer.member("id", record.id, &first)
-            if record.late { writer.member("late", true, &first) }
-            writer.member("messageId", record.messageId, &first)
-            writer.member("notificationType", record.notificationType, &first)
-            writer.member("recipientId", record.recipientId, &first)
-            if let releasedAt = record.releasedAt { writer.member("releasedAt", releasedAt.rfc3339, &first) }
+            content.write(to: &writer, identity: IdentityJSON(content))
+            writer.member("conversationId", conversationId, &first)
+            writer.member("id", id, &first)
+            if late { writer.member("late", true, &first) }
+            writer.member("messageId", messageId, &first)
+            writer.member("notificationType", notificationType, &first)
+            writer.member("recipientId", recipientId, &first)
+            if let releasedAt { writer.member("releasedAt", releasedAt.rfc3339, &first) }
             writer.member("type", FanoutRecord.eventType, &first)
         }
     }
