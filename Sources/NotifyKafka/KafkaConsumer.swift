@@ -192,30 +192,39 @@ public final class KafkaConsumer: Sendable {
     public func lag() throws -> [TopicPartition: Int64] {
         let buffered = context.handoff.bufferedCounts()
         let starts = context.startOffsets.withLock { $0 }
-        let assigned = try assignment()
-        let list = NativePartitionList(partitions: assigned)
         return try handle.use { pointer in
-            let result = list.withUnsafeMutablePointer { rd_kafka_position(pointer, $0) }
-            if result != RD_KAFKA_RESP_ERR_NO_ERROR { throw KafkaError(result, context: "position") }
-            var lags: [TopicPartition: Int64] = [:]
-            for entry in list.entries {
-                let partition = entry.partition
-                var low: Int64 = 0
-                var high: Int64 = 0
-                guard
-                    rd_kafka_get_watermark_offsets(pointer, partition.topic, partition.partition, &low, &high)
-                        == RD_KAFKA_RESP_ERR_NO_ERROR,
-                    high >= 0
-                else { continue }
-                var from = entry.offset
-                if from < 0 {
-                    // Nothing handed out yet: the fetcher starts at the committed offset, else as reset says.
-                    guard let start = starts[partition] else { continue }
-                    from = start ?? (context.autoOffsetReset == .earliest ? max(low, 0) : high)
-                }
-                lags[partition] = max(0, high - from) + (buffered[partition] ?? 0)
+            // The assignment's own list gets the positions, and its C topic names ask for the
+            // watermarks: called for every batch, so no Swift set, no second list, no C strings made.
+            var assigned: UnsafeMutablePointer<rd_kafka_topic_partition_list_t>?
+            let listed = rd_kafka_assignment(pointer, &assigned)
+            guard listed == RD_KAFKA_RESP_ERR_NO_ERROR, let assigned else {
+                throw KafkaError(listed, context: "assignment")
             }
-            return lags
+            let list = NativePartitionList(adopting: assigned)
+            return try list.withUnsafeMutablePointer { list in
+                let result = rd_kafka_position(pointer, list)
+                if result != RD_KAFKA_RESP_ERR_NO_ERROR { throw KafkaError(result, context: "position") }
+                var lags: [TopicPartition: Int64] = Dictionary(minimumCapacity: Int(list.pointee.cnt))
+                for index in 0..<Int(list.pointee.cnt) {
+                    let element = list.pointee.elems[index]
+                    var low: Int64 = 0
+                    var high: Int64 = 0
+                    guard
+                        rd_kafka_get_watermark_offsets(pointer, element.topic, element.partition, &low, &high)
+                            == RD_KAFKA_RESP_ERR_NO_ERROR,
+                        high >= 0
+                    else { continue }
+                    let partition = TopicPartition(topic: String(cString: element.topic), partition: element.partition)
+                    var from = element.offset
+                    if from < 0 {
+                        // Nothing handed out yet: the fetcher starts at the committed offset, else as reset says.
+                        guard let start = starts[partition] else { continue }
+                        from = start ?? (context.autoOffsetReset == .earliest ? max(low, 0) : high)
+                    }
+                    lags[partition] = max(0, high - from) + (buffered[partition] ?? 0)
+                }
+                return lags
+            }
         }
     }
 
