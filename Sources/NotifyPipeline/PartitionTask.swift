@@ -696,11 +696,13 @@ struct RecordLimits: Sendable {
 extension Duration {
     /// Whole milliseconds.
     public var milliseconds: Int64 {
-        components.seconds * 1000 + components.attoseconds / 1_000_000_000_000_000
+        let (seconds, attoseconds) = components  // Each reading divides 128 bits: read once.
+        return seconds * 1000 + attoseconds / 1_000_000_000_000_000
     }
 
     /// Whole microseconds.
     var microseconds: Int64 {
-        components.seconds * 1_000_000 + components.attoseconds / 1_000_000_000_000
+        let (seconds, attoseconds) = components
+        return seconds * 1_000_000 + attoseconds / 1_000_000_000_000
     }
 }
