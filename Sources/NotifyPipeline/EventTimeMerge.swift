@@ -159,7 +159,7 @@ struct EventTimeMerge<Input: Sendable>: Sendable {
     /// and the local writers, if it was asked to predict: nil when it was not, when nothing waits, or
     /// when a floor that only new records or marks move (an input with records waiting in Kafka, a
     /// writer's time mark) holds that record back. Until then, only records or marks read can let
-    /// one go sooner (see ``StageRunner/releaseDue()``).
+    /// one go sooner (see ``StageRunner/releaseDue(checkInterval:)``).
     private(set) var nextRelease: ContinuousClock.Instant?
 
     init(

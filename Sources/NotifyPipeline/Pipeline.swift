@@ -230,13 +230,15 @@ public final class PipelineInstance: Sendable {
     }
 
     /// Releases the runner's waiting records every ``PipelineSettings/releaseCheckInterval`` while
-    /// some wait, five times less often while none does (a record that comes is looked at as it is
-    /// read): a quiet pipeline does not wake a thousand times a second.
+    /// some wait, or sooner when the wall clock lets one go sooner, and five times less often while
+    /// none does (a record that comes is looked at as it is read): a quiet pipeline does not wake a
+    /// thousand times a second.
     private func releaseDue<Logic: StageLogic>(_ runner: StageRunner<Logic>) async throws {
-        var waiting = false
+        let interval = settings.releaseCheckInterval
+        var next = ContinuousClock.now + interval * 5
         while !Task.isCancelled {
-            try await Task.sleep(for: waiting ? settings.releaseCheckInterval : settings.releaseCheckInterval * 5)
-            waiting = try await runner.releaseDue()
+            try await Task.sleep(until: next, clock: .continuous)
+            next = try await runner.releaseDue(checkInterval: interval) ?? .now + interval * 5
         }
     }
 

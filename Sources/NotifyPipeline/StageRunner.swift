@@ -313,32 +313,36 @@ actor StageRunner<Logic: StageLogic> {
     }
 
     /// Folds the records that wait in the tasks' merges and may go now (see
-    /// ``PartitionTask/releaseDue(logic:now:)``), and queues what they made. Returns whether records
-    /// still wait.
-    @discardableResult
-    func releaseDue() async throws -> Bool {
+    /// ``PartitionTask/releaseDue(logic:now:)``), and queues what they made. Returns when to look
+    /// again: `checkInterval` from now, or sooner when a merge's wall clock lets a record go sooner
+    /// (``EventTimeMerge/nextRelease``); nil when no record waits.
+    func releaseDue(checkInterval: Duration) async throws -> ContinuousClock.Instant? {
         let now = ContinuousClock.now
-        var waiting = false
         var due: [Int32] = []
         forEachTask { partition, task in
             guard task.merge.earliest != nil else { return }
-            waiting = true
             // A merge whose floors the wall clock alone holds until later is left until then: the
             // records and marks its task reads meanwhile are looked at as they come.
             if task.merge.nextRelease.map({ $0 <= now }) ?? true { due.append(partition) }
         }
-        guard !due.isEmpty else { return waiting }
-        due.sort()
-        var clock = InstanceClock()
-        var output = TaskOutput()
-        for partition in due {
-            output.append(work(partition, now: now, clock: &clock) { $0.releaseDue(logic: logic, now: now) })
+        if !due.isEmpty {
+            due.sort()
+            var clock = InstanceClock()
+            var output = TaskOutput()
+            for partition in due {
+                output.append(work(partition, now: now, clock: &clock) { $0.releaseDue(logic: logic, now: now) })
+            }
+            noteBusy(since: now)
+            try await send(output)
         }
-        noteBusy(since: now)
-        try await send(output)
-        var stillWaiting = false
-        forEachTask { _, task in stillWaiting = stillWaiting || task.merge.earliest != nil }
-        return stillWaiting
+        var waiting = false
+        var next = ContinuousClock.now + checkInterval
+        forEachTask { _, task in
+            guard task.merge.earliest != nil else { return }
+            waiting = true
+            if let release = task.merge.nextRelease { next = min(next, release) }
+        }
+        return waiting ? next : nil
     }
 
     /// Lets wall-clock time advance event time in every task, so waits end while input is quiet.
