@@ -232,7 +232,7 @@ struct EventTimeMerge<Input: Sendable>: Sendable {
     /// has brought, plus the wall-clock time since it was read (the freshest of its inputs, and of
     /// the stage-1 tasks' marks).
     func eventClock(now: ContinuousClock.Instant) -> Int64? {
-        eventClock(now: now, local: localWriters()).map(EventMicroseconds.milliseconds(roundingDown:))
+        microsecondClock(now: now).map(EventMicroseconds.milliseconds(roundingDown:))
     }
 
     /// The local writers of each marked topic, in the order of ``markedTopicList``, as this merge's
@@ -247,6 +247,36 @@ struct EventTimeMerge<Input: Sendable>: Sendable {
 
     /// ``eventClock(now:)`` in microseconds, with the local writers as `local` says.
     private func eventClock(now: ContinuousClock.Instant, local: [LocalProgressBoard.Reading]) -> Int64? {
+        var clock = heardClock(now: now)
+        // The local writers' marks too, of those whose every record here is read: their readers here
+        // may hear them only from the board.
+        for reading in local {
+            for (_, mark, madeAt, unread) in reading.current where unread == .max {
+                guard let time = clockTime(of: mark, heardAt: madeAt, now: now) else { continue }
+                clock = max(clock ?? .min, time)
+            }
+        }
+        return clock
+    }
+
+    /// ``eventClock(now:)`` in microseconds, its local writers read straight from the board
+    /// (``LocalProgressBoard/forEachCaughtUpWriter(of:partition:seen:_:)``): the same clock, without the
+    /// readings the floors need.
+    private func microsecondClock(now: ContinuousClock.Instant) -> Int64? {
+        var clock = heardClock(now: now)
+        guard let localMarks else { return clock }
+        for (topic, _) in markedTopicList {
+            localMarks.forEachCaughtUpWriter(of: topic, partition: partition, seen: sequencesRead[topic] ?? [:]) {
+                mark, madeAt in
+                guard let time = clockTime(of: mark, heardAt: madeAt, now: now) else { return }
+                clock = max(clock ?? .min, time)
+            }
+        }
+        return clock
+    }
+
+    /// The event clock (microseconds) of the inputs read and the marks heard, without the local writers' marks.
+    private func heardClock(now: ContinuousClock.Instant) -> Int64? {
         var clock: Int64?
         for source in sources.values {
             guard let latest = source.latest else { continue }
@@ -257,14 +287,6 @@ struct EventTimeMerge<Input: Sendable>: Sendable {
         for writers in marks.values {
             for (mark, readAt, _) in writers.values {
                 guard let time = clockTime(of: mark, heardAt: readAt, now: now) else { continue }
-                clock = max(clock ?? .min, time)
-            }
-        }
-        // The local writers' marks too, of those whose every record here is read: their readers here
-        // may hear them only from the board.
-        for reading in local {
-            for (_, mark, madeAt, unread) in reading.current where unread == .max {
-                guard let time = clockTime(of: mark, heardAt: madeAt, now: now) else { continue }
                 clock = max(clock ?? .min, time)
             }
         }
@@ -306,7 +328,7 @@ struct EventTimeMerge<Input: Sendable>: Sendable {
     /// has not seen yet (its high watermark is news of the last fetch) is not taken as read past
     /// times the burst reached since.
     func settledClock(now: ContinuousClock.Instant) -> Int64? {
-        settledClock(eventClock(now: now, local: localWriters()), now: now)
+        settledClock(microsecondClock(now: now), now: now)
     }
 
     /// ``settledClock(now:)`` of the event clock `clock` (microseconds).

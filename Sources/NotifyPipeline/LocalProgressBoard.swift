@@ -31,16 +31,21 @@ final class LocalProgressBoard: Sendable {
     /// A writer task's latest mark, when it was made, the sequence number of the latest record it
     /// wrote to each partition, whether it wrote its fences since it was taken, and, per partition
     /// with a local reader, the times of its records there that the reader may not have read.
-    struct Writer: Sendable {
+    /// A class, read and changed only under the board's lock: the clocks and floors of every task
+    /// read the writers at every pass, and a struct would be copied out of its table each time, a
+    /// retain and a release for each of its tables.
+    final class Writer {
         var mark: ProgressMark = .finished
         var madeAt: ContinuousClock.Instant?
         var lastSequence: [Int32: Int64] = [:]
         var fenced = false
         var unread: [Int32: Unread] = [:]
 
+        init() {}
+
         /// Gives the next sequence number in `partition` to a record of event time `time` (`.max`:
         /// a fence, which brings no record; `.min`: a record whose time is not known).
-        mutating func next(in partition: Int32, time: Int64) -> Int64 {
+        func next(in partition: Int32, time: Int64) -> Int64 {
             let sequence = (lastSequence[partition] ?? 0) + 1
             lastSequence[partition] = sequence
             unread[partition]?.append(sequence: sequence, time: time)
@@ -115,9 +120,9 @@ final class LocalProgressBoard: Sendable {
     /// ``header``.
     func number(_ records: inout [OutgoingRecord], topic: String, task: Int32) {
         writers.withLock { writers in
-            // Taken out of the table once for all the records, and put back if it numbered any.
-            let known = writers[topic]?.removeValue(forKey: task)
-            var writer = known ?? Writer()
+            // Looked up once for all the records, and kept if it numbered any.
+            let known = writers[topic]?[task]
+            let writer = known ?? Writer()
             var numbered = false
             for index in records.indices where records[index].topic == topic && !records[index].value.isEmpty {
                 guard let partition = records[index].partition else { continue }
@@ -125,15 +130,17 @@ final class LocalProgressBoard: Sendable {
                 records[index].headers.append(KafkaHeader(name: Self.header, value: headerValue(sequence)))
                 numbered = true
             }
-            if known != nil || numbered { writers[topic, default: [:]][task] = writer }
+            if known == nil && numbered { writers[topic, default: [:]][task] = writer }
         }
     }
 
     /// Makes `mark` the latest of `task` writing `topic`.
     func publish(_ mark: ProgressMark, topic: String, task: Int32, at now: ContinuousClock.Instant) {
         writers.withLock { writers in
-            writers[topic, default: [:]][task, default: Writer()].mark = mark
-            writers[topic, default: [:]][task, default: Writer()].madeAt = now
+            let writer = writers[topic]?[task] ?? Writer()
+            if writers[topic]?[task] == nil { writers[topic, default: [:]][task] = writer }
+            writer.mark = mark
+            writer.madeAt = now
         }
     }
 
@@ -146,14 +153,13 @@ final class LocalProgressBoard: Sendable {
         writers.withLock { writers in
             for topic in writers.keys {
                 for task in tasks {
-                    guard var writer = writers[topic]?[task] else { continue }
+                    guard let writer = writers[topic]?[task] else { continue }
                     writer.madeAt = nil
                     writer.fenced = false
                     for partition in writer.lastSequence.keys {
                         writer.lastSequence[partition]! += 1
                         writer.unread[partition]?.restart(after: writer.lastSequence[partition]!)
                     }
-                    writers[topic]?[task] = writer
                 }
             }
         }
@@ -165,7 +171,7 @@ final class LocalProgressBoard: Sendable {
     /// there, and takes the task's local marks from then on (``writers(of:partition:seen:)``).
     func fence(topic: String, task: Int32, partitions: Int32) -> [OutgoingRecord]? {
         writers.withLock { writers in
-            var writer = writers[topic]?[task] ?? Writer()
+            let writer = writers[topic]?[task] ?? Writer()
             guard !writer.fenced else { return nil }
             writer.fenced = true
             let fences = (0..<partitions).map { partition in
@@ -186,7 +192,7 @@ final class LocalProgressBoard: Sendable {
     func noteRead(topic: String, partition: Int32, seen: [Int32: Int64]) {
         readers.withLock { $0[topic, default: [:]][partition] = seen }
         writers.withLock { writers in
-            Self.modifyWriters(of: topic, in: &writers) { _, writer in
+            Self.forEachWriter(of: topic, in: writers) { _, writer in
                 guard writer.unread[partition] == nil else { return }
                 writer.unread[partition] = Unread(trackedAfter: writer.lastSequence[partition] ?? 0)
             }
@@ -204,7 +210,7 @@ final class LocalProgressBoard: Sendable {
         }
         writers.withLock { writers in
             for topic in topics {
-                Self.modifyWriters(of: topic, in: &writers) { _, writer in
+                Self.forEachWriter(of: topic, in: writers) { _, writer in
                     for partition in partitions { writer.unread[partition] = nil }
                 }
             }
@@ -272,7 +278,7 @@ final class LocalProgressBoard: Sendable {
         writers.withLock { writers in
             var reading = Reading()
             reading.current.reserveCapacity(writers[topic]?.count ?? 0)
-            Self.modifyWriters(of: topic, in: &writers) { task, writer in
+            Self.forEachWriter(of: topic, in: writers) { task, writer in
                 guard let madeAt = writer.madeAt else { return }
                 reading.held.insert(task)
                 guard let last = writer.lastSequence[partition], let read = seen[task] else { return }
@@ -286,20 +292,29 @@ final class LocalProgressBoard: Sendable {
         }
     }
 
-    /// Runs `body` on each writer of `topic`, changed in place: the topic's table is taken out while
-    /// it runs, so that no copy of a writer's ``Unread`` windows is made.
-    private static func modifyWriters(
-        of topic: String, in writers: inout [String: [Int32: Writer]], _ body: (Int32, inout Writer) -> Void
+    /// Calls `body` with the latest mark, and when it was made, of each local writer of `topic`
+    /// whose every record in `partition` the reader has read (up to the sequence numbers in `seen`):
+    /// the writers ``writers(of:partition:seen:)`` lists with nothing unread, read under the lock
+    /// without building a ``Reading``. An event clock needs no more, and the instance clock asks for
+    /// every task's at each pass that makes records.
+    func forEachCaughtUpWriter(
+        of topic: String, partition: Int32, seen: [Int32: Int64],
+        _ body: (ProgressMark, ContinuousClock.Instant) -> Void
     ) {
-        guard var byTask = writers.removeValue(forKey: topic) else { return }
-        // Not `for index in byTask.indices`: the indices hold a reference to the table, and the
-        // first change through it would copy the whole table.
-        var index = byTask.startIndex
-        while index != byTask.endIndex {
-            body(byTask.keys[index], &byTask.values[index])
-            byTask.formIndex(after: &index)
+        writers.withLock { writers in
+            for (task, writer) in writers[topic] ?? [:] {
+                guard let madeAt = writer.madeAt, let last = writer.lastSequence[partition], seen[task] == last
+                else { continue }
+                body(writer.mark, madeAt)
+            }
         }
-        writers[topic] = byTask
+    }
+
+    /// Runs `body` on each writer of `topic`.
+    private static func forEachWriter(
+        of topic: String, in writers: [String: [Int32: Writer]], _ body: (Int32, Writer) -> Void
+    ) {
+        for (task, writer) in writers[topic] ?? [:] { body(task, writer) }
     }
 
     /// The ``header`` of a mark record this board's instance sends: its token, and no sequence

@@ -132,6 +132,39 @@ import Testing
         #expect(board.currentWriters(topic: "marked").isEmpty, "the reader given up")
     }
 
+    /// The writers an event clock counts, read without a ``LocalProgressBoard/Reading``, are those
+    /// the reading lists with nothing unread: not one with records on their way, not one given up.
+    @Test func theCaughtUpWritersAreTheReadingsWithNothingUnread() throws {
+        let now = ContinuousClock.now
+        let board = LocalProgressBoard()
+        var seen: [Int32: Int64] = [:]
+        for task: Int32 in 0..<4 {
+            board.publish(.idle(since: 1_000_000 * Int64(task + 1)), topic: "marked", task: task, at: now)
+            let fences = try #require(board.fence(topic: "marked", task: task, partitions: 1))
+            seen[task] = try sequence(fences[0], on: board)
+        }
+        board.noteRead(topic: "marked", partition: 0, seen: seen)
+        var written = [OutgoingRecord(topic: "marked", key: nil, value: [1], partition: 0, timestampMilliseconds: 7)]
+        board.number(&written, topic: "marked", task: 1)  // On its way: task 1 is not caught up.
+        board.remove(tasks: [2])  // Given up: no mark of task 2 counts.
+        seen[3] = nil  // Task 3 not read at all.
+        var caughtUp: [Int64] = []
+        board.forEachCaughtUpWriter(of: "marked", partition: 0, seen: seen) { mark, madeAt in
+            if case .idle(let since) = mark { caughtUp.append(since) }
+            #expect(madeAt == now)
+        }
+        let reading = board.writers(of: "marked", partition: 0, seen: seen)
+        let expected = reading.current.filter { $0.unread == .max }.compactMap { entry -> Int64? in
+            if case .idle(let since) = entry.mark { since } else { nil }
+        }
+        #expect(caughtUp == [1_000_000])
+        #expect(caughtUp == expected)
+        #expect(reading.current.map(\.task).sorted() == [0, 1], "task 1 is listed, with its record's time unread")
+        var none = 0
+        board.forEachCaughtUpWriter(of: "other", partition: 0, seen: seen) { _, _ in none += 1 }
+        #expect(none == 0)
+    }
+
     /// The merge tells the board what it has read, once per change.
     @Test func aMergeTellsTheBoardWhatItRead() throws {
         let board = LocalProgressBoard()
