@@ -137,8 +137,13 @@ final class LocalProgressBoard: Sendable {
     /// Makes `mark` the latest of `task` writing `topic`.
     func publish(_ mark: ProgressMark, topic: String, task: Int32, at now: ContinuousClock.Instant) {
         writers.withLock { writers in
-            let writer = writers[topic]?[task] ?? Writer()
-            if writers[topic]?[task] == nil { writers[topic, default: [:]][task] = writer }
+            let writer: Writer
+            if let known = writers[topic]?[task] {
+                writer = known
+            } else {
+                writer = Writer()
+                writers[topic, default: [:]][task] = writer
+            }
             writer.mark = mark
             writer.madeAt = now
         }
