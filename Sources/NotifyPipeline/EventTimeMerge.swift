@@ -444,10 +444,11 @@ struct EventTimeMerge<Input: Sendable>: Sendable {
     static var recentInput: Duration { .seconds(1) }
 
     /// Takes out, in order, the records that may be folded now: those below every floor, and
-    /// those that waited ``maximumWait`` (with everything before them). `forced` counts the latter.
-    mutating func release(now: ContinuousClock.Instant, predicting: Bool = false, forced: inout Int)
-        -> [DecodedInput<Input>]
-    {
+    /// those that waited ``maximumWait`` (with everything before them). `forced` counts the latter;
+    /// `waited` gets how long each record taken out was buffered, from its read until now.
+    mutating func release(
+        now: ContinuousClock.Instant, predicting: Bool = false, forced: inout Int, waited: inout [Duration]
+    ) -> [DecodedInput<Input>] {
         let local = localWriters()
         let clock = eventClock(now: now, local: local)
         noteClock(clock, now: now)
@@ -472,7 +473,9 @@ struct EventTimeMerge<Input: Sendable>: Sendable {
                 forced += 1
             }
             places.removeMin()
-            released.append(inputs[next.sequence - firstSequence].take()!)
+            let index = next.sequence - firstSequence
+            waited.append(now - arrivals[index].arrived)
+            released.append(inputs[index].take()!)
         }
         dropFolded()
         if predicting { nextRelease = wallClockRelease(now: now, floor: floor, local: local) }

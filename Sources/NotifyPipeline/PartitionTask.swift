@@ -19,6 +19,8 @@ struct TaskOutput: Sendable {
     var identityTimeouts = 0
     /// Records folded because they waited the merge's maximum wait, not because every input had passed them.
     var releasedByMaximumWait = 0
+    /// How long each record folded had waited in the event-time merge, from its read to its fold.
+    var eventTimeWaits: [Duration] = []
     /// Input topic → its records not in their key's partition (forwarded to the repartition topic).
     var misplaced: [String: Misplaced] = [:]
     /// Input topics with a key seen in more than one partition.
@@ -37,6 +39,7 @@ struct TaskOutput: Sendable {
         identityWaits += other.identityWaits
         identityTimeouts += other.identityTimeouts
         releasedByMaximumWait += other.releasedByMaximumWait
+        eventTimeWaits += other.eventTimeWaits
         misplaced.merge(other.misplaced) { $0.adding($1) }
         spreadKeys.formUnion(other.spreadKeys)
     }
@@ -257,7 +260,7 @@ struct PartitionTask<Logic: StageLogic>: Sendable {
     ) {
         var touched: Set<String> = []
         var forced = 0
-        for next in merge.release(now: now, predicting: predicting, forced: &forced) {
+        for next in merge.release(now: now, predicting: predicting, forced: &forced, waited: &output.eventTimeWaits) {
             fold(next, logic: logic, touched: &touched, into: &output)
         }
         output.releasedByMaximumWait += forced

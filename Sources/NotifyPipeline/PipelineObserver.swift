@@ -32,6 +32,9 @@ public struct PipelineObserver: Sendable {
     /// not because every input had passed their time (a stuck or absent stage-1 task, or an input
     /// whose records stopped coming).
     public var onReleasedByMaximumWait: @Sendable (_ stage: StageName, _ count: Int) -> Void
+    /// A stage folded records its event-time merge had held: how long each waited, from its read to
+    /// its fold (about `pipeline.lateness` while the stage's inputs are quiet).
+    public var onEventTimeWaits: @Sendable (_ stage: StageName, _ waits: [Duration]) -> Void
     /// `count` records of `topic` were not in the partition murmur2 of their key gives, and were
     /// forwarded to the stage's repartition topic.
     public var onMisplaced: @Sendable (_ topic: String, _ count: Int) -> Void
@@ -54,6 +57,7 @@ public struct PipelineObserver: Sendable {
         onProcessed: @escaping @Sendable (StageName, Int, Duration) -> Void = { _, _, _ in },
         onBusy: @escaping @Sendable (StageName, Duration) -> Void = { _, _ in },
         onReleasedByMaximumWait: @escaping @Sendable (StageName, Int) -> Void = { _, _ in },
+        onEventTimeWaits: @escaping @Sendable (StageName, [Duration]) -> Void = { _, _ in },
         onMisplaced: @escaping @Sendable (String, Int) -> Void = { _, _ in },
         onClusterCheck: @escaping @Sendable (Bool) -> Void = { _ in },
         onPartitions: @escaping @Sendable (StageName, Bool) -> Void = { _, _ in },
@@ -61,6 +65,7 @@ public struct PipelineObserver: Sendable {
     ) {
         self.onMisplaced = onMisplaced
         self.onReleasedByMaximumWait = onReleasedByMaximumWait
+        self.onEventTimeWaits = onEventTimeWaits
         self.onDeadLetterLost = onDeadLetterLost
         self.onClusterCheck = onClusterCheck
         self.onPartitions = onPartitions

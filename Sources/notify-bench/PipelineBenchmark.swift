@@ -115,6 +115,8 @@ struct PipelineBenchmark: AsyncParsableCommand {
         let forced = Atomic<Int>(0)
         let throughputTimeline = timeline ? ThroughputTimeline() : nil
         let busy = Mutex<[StageName: Duration]>([:])
+        // How long the latency run's records waited in each stage's event-time merge, in milliseconds.
+        let mergeWaits = Mutex<[StageName: [Double]]>([:])
         let decisions = Mutex<[String: [SuppressionReason]]>([:])
         let pipeline = PipelineInstance(
             settings: PipelineSettings(
@@ -146,7 +148,12 @@ struct PipelineBenchmark: AsyncParsableCommand {
                     busy.withLock { $0[stage, default: .zero] += duration }
                     throughputTimeline?.worked(stage.rawValue, duration)
                 },
-                onReleasedByMaximumWait: { _, count in forced.add(count, ordering: .relaxed) }),
+                onReleasedByMaximumWait: { _, count in forced.add(count, ordering: .relaxed) },
+                onEventTimeWaits: { stage, waits in
+                    guard hops.isRecording else { return }
+                    let milliseconds = waits.map { $0.seconds * 1000 }
+                    mergeWaits.withLock { $0[stage, default: []] += milliseconds }
+                }),
             logger: logger)
         let running = Task { try await pipeline.run() }
         let ended = Mutex<String?>(nil)
@@ -209,6 +216,15 @@ struct PipelineBenchmark: AsyncParsableCommand {
             "pipeline latency at \(rate) messages/s offered: \(latencies.count) messages, p50 \(String(format: "%.1f", percentile(latencies, 0.5))) ms, p99 \(String(format: "%.1f", percentile(latencies, 0.99))) ms"
         )
         print(hops.report(sent: latencySent, acknowledged: acknowledged))
+        let waits = mergeWaits.withLock { $0 }
+        print(
+            "event-time merge waits (p50 / p90 / p99 ms): "
+                + StageName.allCases.map { stage in
+                    let sorted = (waits[stage] ?? []).sorted()
+                    guard !sorted.isEmpty else { return "\(stage.rawValue) -" }
+                    let figures = [0.5, 0.9, 0.99].map { String(format: "%.1f", percentile(sorted, $0)) }
+                    return "\(stage.rawValue) \(figures.joined(separator: " / "))"
+                }.joined(separator: ", "))
         running.cancel()
         _ = try? await running.value
         await producer.close()

@@ -36,9 +36,12 @@ import Testing
         #expect(board.fence(topic: "marked", task: 0, partitions: 2) == nil, "one fence per taking")
         merge.add(try EventTimeMergeTests.input(5, at: 5), source: "a", now: now)
         var forced = 0
-        #expect(merge.release(now: now + .milliseconds(1), forced: &forced).isEmpty, "the fence is not read yet")
+        var waited: [Duration] = []
+        #expect(
+            merge.release(now: now + .milliseconds(1), forced: &forced, waited: &waited).isEmpty,
+            "the fence is not read yet")
         merge.noteSequence(topic: "marked", task: 0, try sequence(fences[1], on: board))
-        #expect(merge.release(now: now + .milliseconds(1), forced: &forced).map(\.input) == [5])
+        #expect(merge.release(now: now + .milliseconds(1), forced: &forced, waited: &waited).map(\.input) == [5])
         #expect(merge.eventClock(now: now) == base + 10_000, "the local mark moves the event clock too")
     }
 
@@ -57,12 +60,13 @@ import Testing
         board.remove(tasks: [0])
         board.publish(.at(base + 10_000), topic: "marked", task: 0, at: now)  // Taken back.
         var forced = 0
+        var waited: [Duration] = []
         #expect(
-            merge.release(now: now + .milliseconds(1), forced: &forced).isEmpty,
+            merge.release(now: now + .milliseconds(1), forced: &forced, waited: &waited).isEmpty,
             "its records from before do not say what was written while it was away")
         let fences = try #require(board.fence(topic: "marked", task: 0, partitions: 1))
         merge.noteSequence(topic: "marked", task: 0, try sequence(fences[0], on: board))
-        #expect(merge.release(now: now + .milliseconds(1), forced: &forced).map(\.input) == [5])
+        #expect(merge.release(now: now + .milliseconds(1), forced: &forced, waited: &waited).map(\.input) == [5])
     }
 
     /// A local writer nearly always has records on their way to a busy reader: it holds that reader
@@ -88,10 +92,11 @@ import Testing
         merge.add(try EventTimeMergeTests.input(4, at: 4), source: "a", now: now)
         merge.add(try EventTimeMergeTests.input(6, at: 6), source: "a", now: now)
         var forced = 0
-        #expect(merge.release(now: now + .milliseconds(1), forced: &forced).map(\.input) == [4])
+        var waited: [Duration] = []
+        #expect(merge.release(now: now + .milliseconds(1), forced: &forced, waited: &waited).map(\.input) == [4])
         merge.noteSequence(topic: "marked", task: 0, try sequence(onTheirWay[0], on: board))
         #expect(
-            merge.release(now: now + .milliseconds(1), forced: &forced).map(\.input) == [6],
+            merge.release(now: now + .milliseconds(1), forced: &forced, waited: &waited).map(\.input) == [6],
             "the record of second 5 is read, the next on its way is of second 7")
     }
 

@@ -313,11 +313,14 @@ extension PartitionTask {
         merge.add(input, source: "messages", now: read)
         merge.noteLag("messages", lagging: false, now: read)
         var forced = 0
+        var waited: [Duration] = []
         #expect(
-            merge.release(now: read + .milliseconds(10), forced: &forced).isEmpty, "exactly the lateness: not passed")
+            merge.release(now: read + .milliseconds(10), forced: &forced, waited: &waited).isEmpty,
+            "exactly the lateness: not passed")
         #expect(merge.floor(now: read + .microseconds(10_001)) == time + 1, "a microsecond past it")
-        #expect(merge.release(now: read + .microseconds(10_001), forced: &forced).map(\.input) == [1])
+        #expect(merge.release(now: read + .microseconds(10_001), forced: &forced, waited: &waited).map(\.input) == [1])
         #expect(forced == 0)
+        #expect(waited == [.microseconds(10_001)], "the record waited from its read to its release")
     }
 
     /// A merge asked to predict says when the wall clock alone lets its earliest record go (looking
@@ -329,21 +332,25 @@ extension PartitionTask {
         merge.add(try Self.input(1, at: 1), source: "messages", now: read)
         merge.noteLag("messages", lagging: false, now: read)
         var forced = 0
-        #expect(merge.release(now: read + .milliseconds(2), predicting: true, forced: &forced).isEmpty)
+        var waited: [Duration] = []
+        #expect(merge.release(now: read + .milliseconds(2), predicting: true, forced: &forced, waited: &waited).isEmpty)
         #expect(merge.nextRelease == read + .milliseconds(7), "5 ms ahead, where the floor has moved on as far")
-        #expect(merge.release(now: read + .milliseconds(3), forced: &forced).isEmpty)
+        #expect(merge.release(now: read + .milliseconds(3), forced: &forced, waited: &waited).isEmpty)
         #expect(merge.nextRelease == nil, "a release that does not predict (a batch's) forgets the moment")
-        #expect(merge.release(now: read + .milliseconds(3), predicting: true, forced: &forced).isEmpty)
+        #expect(merge.release(now: read + .milliseconds(3), predicting: true, forced: &forced, waited: &waited).isEmpty)
         #expect(merge.nextRelease == read + .milliseconds(8))
-        #expect(merge.release(now: read + .milliseconds(7), predicting: true, forced: &forced).isEmpty)
+        #expect(merge.release(now: read + .milliseconds(7), predicting: true, forced: &forced, waited: &waited).isEmpty)
         #expect(merge.nextRelease == read + .microseconds(10_001), "the lateness and a microsecond past its time")
-        #expect(merge.release(now: read + .microseconds(10_001), predicting: true, forced: &forced).map(\.input) == [1])
+        #expect(
+            merge.release(now: read + .microseconds(10_001), predicting: true, forced: &forced, waited: &waited).map(
+                \.input) == [1])
         #expect(merge.nextRelease == nil, "nothing waits")
 
         var overdue = EventTimeMerge<Int>(lateness: 10, maximumWait: .milliseconds(4))
         overdue.add(try Self.input(1, at: 1), source: "messages", now: read)
         overdue.noteLag("messages", lagging: false, now: read)
-        #expect(overdue.release(now: read + .milliseconds(2), predicting: true, forced: &forced).isEmpty)
+        #expect(
+            overdue.release(now: read + .milliseconds(2), predicting: true, forced: &forced, waited: &waited).isEmpty)
         #expect(overdue.nextRelease == read + .milliseconds(4), "its maximum wait ends first")
 
         var lagging = EventTimeMerge<Int>(lateness: 10, maximumWait: .seconds(3))
@@ -351,7 +358,8 @@ extension PartitionTask {
         lagging.add(try Self.input(1, at: 1), source: "other", now: read)
         lagging.noteLag("messages", lagging: false, now: read)
         lagging.noteLag("other", lagging: true, now: read)
-        #expect(lagging.release(now: read + .milliseconds(2), predicting: true, forced: &forced).isEmpty)
+        #expect(
+            lagging.release(now: read + .milliseconds(2), predicting: true, forced: &forced, waited: &waited).isEmpty)
         #expect(lagging.nextRelease == nil, "only the lagging input's next record moves its floor")
     }
 
@@ -376,7 +384,8 @@ extension PartitionTask {
         merge.noteLag("a", lagging: true, now: now)
         // Lagging at the latest time read (49.9 s): everything before it goes, in order.
         var forced = 0
-        let released = merge.release(now: now, forced: &forced).map(\.input)
+        var waited: [Duration] = []
+        let released = merge.release(now: now, forced: &forced, waited: &waited).map(\.input)
         #expect(released == Array(0..<499))
         #expect(forced == 0)
         #expect(merge.count == 1)
@@ -390,6 +399,7 @@ extension PartitionTask {
         var merge = EventTimeMerge<Int>(lateness: 0, maximumWait: .seconds(3))
         var released: [Int] = []
         var forced = 0
+        var waited: [Duration] = []
         // Rounds of 600 records that arrive latest first: the latest of each round waits into the next.
         for round in 0..<5 {
             for number in (round * 600..<(round + 1) * 600).reversed() {
@@ -397,7 +407,7 @@ extension PartitionTask {
                 merge.add(input, source: "a", now: now)
             }
             merge.noteLag("a", lagging: true, now: now)
-            released += merge.release(now: now, forced: &forced).map(\.input)
+            released += merge.release(now: now, forced: &forced, waited: &waited).map(\.input)
             #expect(merge.count == 1)
             #expect(merge.bufferedOffsets().byTopic[Topic.messages] == Int64((round + 1) * 600 - 1))
         }
@@ -415,11 +425,12 @@ extension PartitionTask {
         merge.add(try Self.input(1, at: 1), source: "a", now: start + .seconds(1))
         merge.add(try Self.input(3, at: 3), source: "a", now: start + .seconds(2))
         var forced = 0
-        #expect(merge.release(now: start + .seconds(2), forced: &forced).isEmpty)
-        #expect(merge.release(now: start + .seconds(3), forced: &forced).map(\.input) == [1, 2])
+        var waited: [Duration] = []
+        #expect(merge.release(now: start + .seconds(2), forced: &forced, waited: &waited).isEmpty)
+        #expect(merge.release(now: start + .seconds(3), forced: &forced, waited: &waited).map(\.input) == [1, 2])
         #expect(forced == 2)
-        #expect(merge.release(now: start + .seconds(4), forced: &forced).map(\.input) == [])
-        #expect(merge.release(now: start + .seconds(5), forced: &forced).map(\.input) == [3])
+        #expect(merge.release(now: start + .seconds(4), forced: &forced, waited: &waited).map(\.input) == [])
+        #expect(merge.release(now: start + .seconds(5), forced: &forced, waited: &waited).map(\.input) == [3])
         #expect(forced == 3)
     }
 
@@ -432,7 +443,8 @@ extension PartitionTask {
         merge.add(input, source: "slow", now: start)
         merge.noteLag("slow", lagging: true, now: start)
         var forced = 0
-        _ = merge.release(now: start, forced: &forced)
+        var waited: [Duration] = []
+        _ = merge.release(now: start, forced: &forced, waited: &waited)
         let time = input.order.milliseconds
         #expect(
             merge.mark(
@@ -454,15 +466,16 @@ extension PartitionTask {
         let start = ContinuousClock.now
         var merge = EventTimeMerge<Int>(lateness: 10, maximumWait: .seconds(30))
         var forced = 0
+        var waited: [Duration] = []
         merge.add(try Self.input(0, at: 0), source: "quiet", now: start)
         merge.add(try Self.input(1, at: 1), source: "fast", now: start)
-        #expect(merge.release(now: start, forced: &forced).map(\.input) == [0])
+        #expect(merge.release(now: start, forced: &forced, waited: &waited).map(\.input) == [0])
         // 5 s of event time a millisecond later: the quiet input may still bring anything after 1 s.
         merge.add(try Self.input(6, at: 6), source: "fast", now: start + .milliseconds(1))
-        #expect(merge.release(now: start + .milliseconds(1), forced: &forced).isEmpty)
-        #expect(merge.release(now: start + .milliseconds(10), forced: &forced).isEmpty)
+        #expect(merge.release(now: start + .milliseconds(1), forced: &forced, waited: &waited).isEmpty)
+        #expect(merge.release(now: start + .milliseconds(10), forced: &forced, waited: &waited).isEmpty)
         // The lateness later, the clock then (6 s) has settled: what came before it goes.
-        #expect(merge.release(now: start + .milliseconds(11), forced: &forced).map(\.input) == [1])
+        #expect(merge.release(now: start + .milliseconds(11), forced: &forced, waited: &waited).map(\.input) == [1])
         #expect(forced == 0)
     }
 
@@ -479,12 +492,14 @@ extension PartitionTask {
         board.publish(.at(base + 10_000), topic: "marked", task: 0, at: now)
         merge.add(try Self.input(5, at: 5), source: "a", now: now)
         var forced = 0
+        var waited: [Duration] = []
         #expect(
-            merge.release(now: now + .milliseconds(1), forced: &forced).isEmpty,
+            merge.release(now: now + .milliseconds(1), forced: &forced, waited: &waited).isEmpty,
             "no record of this writer read here yet")
         merge.noteMark(topic: "marked", task: 0, .at(base + 10_000), now: now)
         #expect(
-            merge.release(now: now + .milliseconds(1), forced: &forced).map(\.input) == [5], "its mark through Kafka")
+            merge.release(now: now + .milliseconds(1), forced: &forced, waited: &waited).map(\.input) == [5],
+            "its mark through Kafka")
     }
 
     /// A writer in the same instance is heard without the round trip through Kafka, but only once
@@ -502,18 +517,20 @@ extension PartitionTask {
         board.publish(.at(base + 10_000), topic: "marked", task: 0, at: now)
         merge.add(try Self.input(5, at: 5), source: "a", now: now)
         var forced = 0
+        var waited: [Duration] = []
         // Input "a" is read to its end: only the writer holds the record back.
         #expect(
-            merge.release(now: now + .milliseconds(1), forced: &forced).isEmpty, "the writer's record is not read yet")
+            merge.release(now: now + .milliseconds(1), forced: &forced, waited: &waited).isEmpty,
+            "the writer's record is not read yet")
         let sequence = try #require(
             board.sequence(
                 of: KafkaRecord(
                     topic: "marked", partition: 0, offset: 0, key: nil, value: [1], headers: written[0].headers)))
         merge.noteSequence(topic: "marked", task: 0, sequence)
-        #expect(merge.release(now: now + .milliseconds(1), forced: &forced).map(\.input) == [5])
+        #expect(merge.release(now: now + .milliseconds(1), forced: &forced, waited: &waited).map(\.input) == [5])
         // Gone with its task: nothing more is taken from it.
         board.remove(tasks: [0])
         merge.add(try Self.input(6, at: 6), source: "a", now: now)
-        #expect(merge.release(now: now + .milliseconds(2), forced: &forced).isEmpty)
+        #expect(merge.release(now: now + .milliseconds(2), forced: &forced, waited: &waited).isEmpty)
     }
 }

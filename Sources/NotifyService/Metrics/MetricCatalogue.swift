@@ -36,6 +36,7 @@ public enum MetricName {
     public static let identityTimeouts = "notify_identity_timeouts_total"
     public static let deadLetters = "notify_dlq_records_total"
     public static let eventTimeForced = "notify_event_time_forced_total"
+    public static let eventTimeWait = "notify_event_time_wait_seconds"
     public static let stageBusy = "notify_stage_busy_seconds_total"
     public static let misplacedRecords = "notify_misplaced_records_total"
     public static let deadLettersLost = "notify_dlq_write_failures_total"
@@ -85,6 +86,12 @@ public enum MetricName {
             """
             Records folded because they waited pipeline.maxEventTimeWait, not because every input had passed \
             their event time: their order is not guaranteed.
+            """),
+        family(
+            eventTimeWait, .histogram, ["stage"], .pipeline,
+            """
+            Per record a stage folded: how long its event-time merge held it, from its read to its fold (about \
+            pipeline.lateness while the stage's inputs are quiet).
             """),
         family(
             stageBusy, .counter, ["stage"], .pipeline,

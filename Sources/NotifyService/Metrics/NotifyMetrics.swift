@@ -68,6 +68,7 @@ public struct NotifyMetrics: Sendable {
         for stage in stages {
             histogram(MetricName.processingLatency, [("stage", stage.name)])
             counter(MetricName.eventTimeForced, [("stage", stage.name)])
+            histogram(MetricName.eventTimeWait, [("stage", stage.name)])
             counter(MetricName.stageBusy, [("stage", stage.name)])
             for topic in stage.topics {
                 counter(MetricName.deadLetters, [("source", topic)])
@@ -131,6 +132,12 @@ public struct NotifyMetrics: Sendable {
 
     public func recordEventTimeForced(stage: String, count: Int) {
         counter(MetricName.eventTimeForced, [("stage", stage)]).increment(by: Int64(count))
+    }
+
+    /// Records how long each of the records a stage folded waited in its event-time merge.
+    public func recordEventTimeWaits(stage: String, _ waits: [Duration]) {
+        let histogram = histogram(MetricName.eventTimeWait, [("stage", stage)])
+        for wait in waits { histogram.record(wait) }
     }
 
     public func recordStageBusy(stage: String, _ duration: Duration) {
