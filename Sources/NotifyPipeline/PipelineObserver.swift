@@ -33,7 +33,7 @@ public struct PipelineObserver: Sendable {
     /// whose records stopped coming).
     public var onReleasedByMaximumWait: @Sendable (_ stage: StageName, _ count: Int) -> Void
     /// A stage folded records its event-time merge had held: how long each waited, from its read to
-    /// its fold (about `pipeline.lateness` while the stage's inputs are quiet).
+    /// its fold (in stage 1 about `pipeline.lateness` while its inputs are quiet).
     public var onEventTimeWaits: @Sendable (_ stage: StageName, _ waits: [Duration]) -> Void
     /// `count` records of `topic` were not in the partition murmur2 of their key gives, and were
     /// forwarded to the stage's repartition topic.

@@ -45,6 +45,8 @@ import Testing
                 Set($0.compactMap(\.messageId)).count >= 200
             }
             let forcedBefore = try await metricValue("notify_event_time_forced_total", labels: "route", port: port)
+            let waitsBefore = try await metricValue("notify_event_time_wait_seconds_count", labels: "route", port: port)
+            let waitedBefore = try await metricValue("notify_event_time_wait_seconds_sum", labels: "route", port: port)
 
             paused.send(SIGSTOP)
             // Stamped from 2,010 s on, far past the first burst (10 to 12 s): the paused tasks' last
@@ -81,6 +83,10 @@ import Testing
             let released = ContinuousClock.now - produced
             let forced =
                 try await metricValue("notify_event_time_forced_total", labels: "route", port: port) - forcedBefore
+            let waits =
+                try await metricValue("notify_event_time_wait_seconds_count", labels: "route", port: port) - waitsBefore
+            let waited =
+                try await metricValue("notify_event_time_wait_seconds_sum", labels: "route", port: port) - waitedBefore
             print(
                 "stage-1 tasks \(workingTasks.sorted()) working, the others paused: stage 2 folded their \(expected.count) messages \(released) after the burst, \(Int(forced)) records by the maximum wait"
             )
@@ -91,6 +97,13 @@ import Testing
                 !Set(commands.compactMap(\.messageId)).isSuperset(of: try messageTimes(burst).keys),
                 "the paused process's messages came out")
             #expect(forced > 0, "nothing was released by the maximum wait")
+            // Each record folded is one observation of its wait; the first the maximum wait let go waited
+            // it out (those folded with it may have come later).
+            #expect(
+                waits >= forced, "\(Int(waits)) waits observed for \(Int(forced)) records the maximum wait released")
+            #expect(
+                waited >= Double(maximumWait.components.seconds),
+                "notify_event_time_wait_seconds should hold the maximum wait at least once: \(waited) s in all")
             // `released` is an upper bound only: it includes joining two reader groups, about 12 s on
             // this machine, while the processes' logs put the commands 1 to 2 s after the burst. So
             // it tells a stage 2 held for good (the 30 s timeout above) from one that was not, no more.

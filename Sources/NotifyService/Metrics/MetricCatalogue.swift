@@ -90,8 +90,8 @@ public enum MetricName {
         family(
             eventTimeWait, .histogram, ["stage"], .pipeline,
             """
-            Per record a stage folded: how long its event-time merge held it, from its read to its fold (about \
-            pipeline.lateness while the stage's inputs are quiet).
+            Per record a stage folded: how long its event-time merge held it, from its read to its fold (in \
+            stage 1 about pipeline.lateness while its inputs are quiet).
             """),
         family(
             stageBusy, .counter, ["stage"], .pipeline,
