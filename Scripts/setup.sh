@@ -2,7 +2,8 @@
 # Installs what notify needs on a Debian/Ubuntu machine that has Swift:
 # librdkafka (the Kafka client library), jemalloc (the executables' allocator),
 # kcat (an independent Kafka client the tests compare against), openssl (the
-# sink tests make a throwaway CA with it), Python's jsonschema and PyYAML (the
+# sink tests make a throwaway CA with it), curl (tests read a running process's
+# /metrics with it), Python's jsonschema and PyYAML (the
 # schema and Deploy tests), and Chromium with a colour emoji font and a CJK font (the console's
 # headless-browser test and its screenshots, where the demo's "Bob 山田" would otherwise show as
 # boxes; NOTIFY_SKIP_BROWSER=1 skips them). Safe to run again: it installs only what is missing.
@@ -13,6 +14,7 @@ pkg-config --exists rdkafka 2>/dev/null || packages+=(librdkafka-dev pkg-config)
 pkg-config --exists jemalloc 2>/dev/null || packages+=(libjemalloc-dev pkg-config)
 command -v kcat >/dev/null 2>&1 || packages+=(kcat)
 command -v openssl >/dev/null 2>&1 || packages+=(openssl)
+command -v curl >/dev/null 2>&1 || packages+=(curl)
 command -v python3 >/dev/null 2>&1 || packages+=(python3)
 python3 -m pip --version >/dev/null 2>&1 || packages+=(python3-pip)
 if [ "${NOTIFY_SKIP_BROWSER:-}" != 1 ]; then
