@@ -39,7 +39,11 @@ struct TaskOutput: Sendable {
         identityWaits += other.identityWaits
         identityTimeouts += other.identityTimeouts
         releasedByMaximumWait += other.releasedByMaximumWait
-        eventTimeWaits += other.eventTimeWaits
+        if eventTimeWaits.isEmpty {
+            eventTimeWaits = other.eventTimeWaits
+        } else {
+            eventTimeWaits += other.eventTimeWaits
+        }
         misplaced.merge(other.misplaced) { $0.adding($1) }
         spreadKeys.formUnion(other.spreadKeys)
     }

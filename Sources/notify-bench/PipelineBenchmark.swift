@@ -115,8 +115,9 @@ struct PipelineBenchmark: AsyncParsableCommand {
         let forced = Atomic<Int>(0)
         let throughputTimeline = timeline ? ThroughputTimeline() : nil
         let busy = Mutex<[StageName: Duration]>([:])
-        // How long the latency run's records waited in each stage's event-time merge, in milliseconds.
-        let mergeWaits = Mutex<[StageName: [Double]]>([:])
+        // How long the latency run's records waited in each stage's event-time merge (converted for the
+        // report after the run, not on the stages' actors).
+        let mergeWaits = Mutex<[StageName: [Duration]]>([:])
         let decisions = Mutex<[String: [SuppressionReason]]>([:])
         let pipeline = PipelineInstance(
             settings: PipelineSettings(
@@ -151,8 +152,7 @@ struct PipelineBenchmark: AsyncParsableCommand {
                 onReleasedByMaximumWait: { _, count in forced.add(count, ordering: .relaxed) },
                 onEventTimeWaits: { stage, waits in
                     guard hops.isRecording else { return }
-                    let milliseconds = waits.map { $0.seconds * 1000 }
-                    mergeWaits.withLock { $0[stage, default: []] += milliseconds }
+                    mergeWaits.withLock { $0[stage, default: []] += waits }
                 }),
             logger: logger)
         let running = Task { try await pipeline.run() }
@@ -220,7 +220,7 @@ struct PipelineBenchmark: AsyncParsableCommand {
         print(
             "event-time merge waits (p50 / p90 / p99 ms): "
                 + StageName.allCases.map { stage in
-                    let sorted = (waits[stage] ?? []).sorted()
+                    let sorted = (waits[stage] ?? []).sorted().map { $0.seconds * 1000 }
                     guard !sorted.isEmpty else { return "\(stage.rawValue) -" }
                     let figures = [0.5, 0.9, 0.99].map { String(format: "%.1f", percentile(sorted, $0)) }
                     return "\(stage.rawValue) \(figures.joined(separator: " / "))"
