@@ -60,6 +60,7 @@ final class NotifyProcess: Sendable {
             Self.collect(error, into: errorLines, events: events)
         } else {
             process.standardError = output
+            errorLines.markEnded()  // Nothing to read apart.
         }
         try process.run()
         events.processId.withLock { $0 = process.processIdentifier }
@@ -130,11 +131,19 @@ final class NotifyProcess: Sendable {
     /// Waits until standard error, read apart, has been read to its end (the process exited and its
     /// last line is in ``errorOutput``).
     func waitForErrorOutputEnd(timeout: Duration = .seconds(10)) async throws {
+        guard try await readToEnd([errorLines], timeout: timeout) else {
+            throw ProcessFailure("standard error not read to its end")
+        }
+    }
+
+    /// Waits until each of `buffers` has been read to its end; false if `timeout` passed first.
+    private func readToEnd(_ buffers: [LineBuffer], timeout: Duration) async throws -> Bool {
         let deadline = ContinuousClock.now + timeout
-        while !errorLines.hasEnded {
-            guard ContinuousClock.now < deadline else { throw ProcessFailure("standard error not read to its end") }
+        while !buffers.allSatisfy(\.hasEnded) {
+            guard ContinuousClock.now < deadline else { return false }
             try await Task.sleep(for: .milliseconds(20))
         }
+        return true
     }
 
     /// Waits until a line satisfies `condition` and returns it.
@@ -188,13 +197,17 @@ final class NotifyProcess: Sendable {
         return (ContinuousClock.now - started, process.terminationStatus)
     }
 
-    /// Waits for the process to end by itself and returns its status.
+    /// Waits for the process to end by itself and returns its status, once its output has been read
+    /// to its end: the reading threads may still hold its last lines when it exits (a process that
+    /// printed one error line and exited once showed none). A child process that keeps the pipe open
+    /// is waited for at most 5 s.
     func exitStatus(timeout: Duration = .seconds(60)) async throws -> Int32 {
         let started = ContinuousClock.now
         while process.isRunning {
             guard ContinuousClock.now - started < timeout else { throw ProcessFailure("did not exit") }
             try await Task.sleep(for: .milliseconds(20))
         }
+        _ = try await readToEnd([lines, errorLines], timeout: .seconds(5))
         return process.terminationStatus
     }
 
