@@ -16,8 +16,8 @@ import Testing
         try await withPipelineBroker { broker in
             let pipeline = RunningPipeline(broker, configuration: configuration)
             try await pipeline.ready()
-            // Spaced as in `notify dev`: a side input that reaches stage 2 only after a later message's
-            // fanout record is applied late (known limitation, see README), which a burst can provoke.
+            // Spaced as in `notify dev`, the scenario this test is about; the same comparison under a
+            // burst is EventTimeBurstTests'.
             try await produce(events, to: broker, spacing: .milliseconds(100))
             let live = try await readCommands(from: broker) { $0.count >= expected.count }
             // Both stages commit past every input there is: whatever they were to make is out.
