@@ -410,6 +410,12 @@ struct EventTimeMerge<Input: Sendable>: Sendable {
     /// instance's busiest task): a quiet partition does not hold stage 2 back. So does an input
     /// that lags but brought nothing for ``maximumWait``: the task waits it out itself.
     /// `instanceClock` is in microseconds, as ``settledClock(now:)``.
+    ///
+    /// A `.at` mark is a whole millisecond: the inputs' floor in microseconds is rounded up, as
+    /// ``floor(now:)`` rounds, so that it names the first millisecond those inputs can still bring.
+    /// Rounded down, it named the one before while the floor was inside a millisecond, and a reader
+    /// held that millisecond's records of the other writers until the next mark (in the benchmark,
+    /// most of stage 2's waits).
     func mark(
         of inputs: [String], held: Int64?, includingBuffered: Bool = true, instanceClock: Int64?,
         now: ContinuousClock.Instant
@@ -433,7 +439,7 @@ struct EventTimeMerge<Input: Sendable>: Sendable {
         if !seen, let instanceClock { idleSince = instanceClock }
         if fixed != .max {
             let idle = idleSince.map {
-                EventMicroseconds.milliseconds(roundingDown: $0.saturating(minus: latenessMicroseconds))
+                EventMicroseconds.milliseconds(roundingUp: $0.saturating(minus: latenessMicroseconds))
             }
             return .at(min(fixed, idle ?? .max))
         }

@@ -459,6 +459,26 @@ extension PartitionTask {
                 == .idle(since: (time + 5_000) * 1_000))
     }
 
+    /// A writer's `.at` mark names the first whole millisecond its inputs read to their end can still
+    /// bring: their floor (the clock less the lateness, in microseconds) rounded up, as the merge's
+    /// own floor is. A record of the millisecond before is below the floor, so nothing of it can come.
+    @Test func aMarkNamesTheFirstMillisecondItsInputsCanStillBring() throws {
+        let start = ContinuousClock.now
+        var merge = EventTimeMerge<Int>(lateness: 10, maximumWait: .seconds(30))
+        let read = try Self.input(1, at: 1)
+        merge.add(read, source: "messages", now: start)
+        let time = read.order.milliseconds
+        func mark(after elapsed: Duration) -> ProgressMark {
+            // A message held for later keeps the mark `.at`.
+            merge.mark(
+                of: ["messages"], held: time + 100, includingBuffered: false, instanceClock: nil, now: start + elapsed)
+        }
+        #expect(mark(after: .milliseconds(10)) == .at(time), "the floor is exactly the record's millisecond")
+        #expect(mark(after: .microseconds(10_001)) == .at(time + 1), "the floor is inside its millisecond")
+        #expect(mark(after: .microseconds(10_999)) == .at(time + 1))
+        #expect(merge.floor(now: start + .microseconds(10_001)) == time + 1, "as the merge's own floor says")
+    }
+
     /// In a burst, event time runs far ahead of the wall clock: an input read to its end holds
     /// records back to where the clock stood the lateness ago (in wall-clock time), not to the
     /// clock now less the lateness, which the burst has carried seconds ahead.
