@@ -7,7 +7,10 @@
 # at most 30 ms (target: every run).
 #
 #   bash Benchmarks/against-a667a5e.sh [PAIRS] [COUNT]
+#   LATENESS=2 bash Benchmarks/against-a667a5e.sh ...   # this tree's runs at a lateness of 2 ms
 #
+# LATENESS (milliseconds) sets this tree's pipeline.lateness (default 10 ms, the pipeline's default):
+# what the wait costs in latency, against the same baseline. The baseline has no such setting.
 # a667a5e is a git worktree in .build-a667a5e/ with a build folder of its own: its first build takes
 # several minutes, later runs reuse it. Uncommitted changes of this tree are measured.
 set -euo pipefail
@@ -16,6 +19,11 @@ pairs=${1:-5}
 count=${2:-150000}
 baseline=a667a5e
 source Benchmarks/pairs.sh
+name="this tree"
+if [ -n "${LATENESS:-}" ]; then
+  args_a=(--lateness "$LATENESS")
+  name="this tree (lateness $LATENESS ms)"
+fi
 
 echo "building notify-bench from this tree (.build-static) ..."
 build_this_tree
@@ -27,7 +35,7 @@ if [ ! -d ".build-$baseline/tree" ]; then
 fi
 build_copy ".build-$baseline"
 
-run_pairs "$broker_bin" "$pairs" "$count" "this tree" "$tree_bench" "$baseline" "$copy_bench"
+run_pairs "$broker_bin" "$pairs" "$count" "$name" "$tree_bench" "$baseline" "$copy_bench"
 now=$(median "${rates_a[@]}")
 base=$(median "${rates_b[@]}")
 # How many of the p99 figures given are at most 30 ms.

@@ -6,8 +6,10 @@
 #   run_pairs BROKER_BIN PAIRS COUNT NAME_A BENCH_A NAME_B BENCH_B
 #
 # Odd pairs run A first, even pairs B first. Prints each run; leaves the messages/s in rates_a and
-# rates_b, and the p99 latencies at 10,000/s offered in p99_a and p99_b.
+# rates_b, and the p99 latencies at 10,000/s offered in p99_a and p99_b. The array args_a holds
+# further arguments for A's runs (none unless the caller sets it).
 
+args_a=()
 pairs_log=$(mktemp)
 pairs_broker=
 trap 'if [ -n "$pairs_broker" ]; then kill "$pairs_broker" 2>/dev/null; wait "$pairs_broker" 2>/dev/null; fi; rm -f "$pairs_log" "$pairs_log.run"' EXIT
@@ -43,8 +45,10 @@ run_one() {
   "$5/notify" broker >"$pairs_log" 2>/dev/null &
   pairs_broker=$!
   for _ in $(seq 100); do [ -s "$pairs_log" ] && break; sleep 0.1; done
+  local extra=()
+  if [ "$2" = a ]; then extra=("${args_a[@]}"); fi
   "$4" pipeline --bootstrap "$(head -1 "$pairs_log")" --count "$6" --schemas Schemas \
-    -X fetch.wait.max.ms=1 -X linger.ms=1 >"$pairs_log.run"
+    -X fetch.wait.max.ms=1 -X linger.ms=1 "${extra[@]}" >"$pairs_log.run"
   kill "$pairs_broker"
   wait "$pairs_broker" 2>/dev/null || true
   pairs_broker=
