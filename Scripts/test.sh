@@ -19,10 +19,10 @@ if [ $# -gt 0 ]; then
   exit
 fi
 # The tests that take an embedded broker down run on their own, after the others. librdkafka's mock
-# re-binds the broker's port when it goes down and aborts the process if that bind fails. In one full
-# run, with 20,000 descriptors allowed, it failed with "Address already in use" while other tests ran
-# beside them (cause not found); in 15 runs of these tests alone, and in 28,875 binds of the same kind
-# made by another process during a full run, it never did.
+# re-binds the broker's port when it goes down and aborts the process if that bind fails, which it
+# does with "Address already in use" while a child process of the test process is starting (the
+# child holds a copy of the listening socket until its exec). `EmbeddedBroker.startingChildProcess`
+# keeps the two apart; the tests that start children by other means must not run beside these.
 outage_tests='FaultToleranceTests|EmbeddedBrokerTests|ProbeOutageTests'
 # Suites that run several pipelines, brokers and processes each and compare them with render's
 # bytes: run on their own, one test at a time, so that no other suite competes for the two cores

@@ -1,6 +1,7 @@
 import CRdkafka
 import Glibc
 import Logging
+import Synchronization
 
 /// A Kafka-protocol cluster in this process: librdkafka's mock cluster.
 ///
@@ -98,15 +99,30 @@ public final class EmbeddedBroker: Sendable {
     /// Takes a broker off the network (connections drop, new ones are refused).
     ///
     /// librdkafka closes the broker's listening socket and at once binds a new one to the same
-    /// port, and it aborts the process if that bind fails: when the process is out of file
-    /// descriptors, or when another socket took the port in between. A port is free for the
-    /// taking only if nothing is connected to the broker, so take a broker down while a client
-    /// is connected to it, and give the process room for descriptors (`Scripts/test.sh` raises
-    /// the soft limit to the hard one). Even so, the bind failed once with "Address already in
-    /// use" while many other tests ran in the same process (cause not found), so `Scripts/test.sh`
-    /// runs the tests that call this on their own.
+    /// port, and it aborts the process if that bind fails. It fails with "Address already in use"
+    /// while a child process of this process is starting: from its spawn until its exec closes
+    /// them, the child holds a copy of every descriptor, the old listening socket included, which
+    /// still listens on the port. So the rebind waits for any start made through
+    /// ``startingChildProcess(_:)``, and whatever starts child processes in a process whose brokers
+    /// go down starts them through it. The bind also fails when the process is out of descriptors
+    /// (`Scripts/test.sh` raises the soft limit to the hard one), or when another socket took the
+    /// port in between, which it can only while nothing is connected to the broker: take a broker
+    /// down while a client is connected to it.
     public func setBrokerDown(_ brokerId: Int32) async throws {
-        try await command("broker \(brokerId) down") { rd_kafka_mock_broker_set_down($0, brokerId) }
+        try await command("broker \(brokerId) down") { cluster in
+            Self.listenerRebinds.withLock { _ in rd_kafka_mock_broker_set_down(cluster, brokerId) }
+        }
+    }
+
+    /// Held while a broker's listener is bound again and while a child process starts.
+    private static let listenerRebinds = Mutex(())
+
+    /// Runs `start`, which starts a child process (`Process.run()`, `posix_spawn`), while no
+    /// embedded broker of this process is being taken down: see ``setBrokerDown(_:)``. `posix_spawn`
+    /// (which `Process.run()` calls) returns once the child's `exec` has begun, and that `exec`
+    /// closes the child's copies of the descriptors a moment later.
+    public static func startingChildProcess<Result>(_ start: () throws -> Result) rethrows -> Result {
+        try listenerRebinds.withLock { _ in try start() }
     }
 
     /// Brings a broker back.

@@ -1,4 +1,5 @@
 import Foundation
+import NotifyKafka
 import Synchronization
 import Testing
 
@@ -62,7 +63,7 @@ final class NotifyProcess: Sendable {
             process.standardError = output
             errorLines.markEnded()  // Nothing to read apart.
         }
-        try process.run()
+        try EmbeddedBroker.startingChildProcess { try process.run() }
         events.processId.withLock { $0 = process.processIdentifier }
     }
 

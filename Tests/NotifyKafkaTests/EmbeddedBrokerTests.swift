@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import NotifyKafka
+import Synchronization
 import Testing
 
 @Suite struct EmbeddedBrokerTests {
@@ -20,6 +21,66 @@ import Testing
             let second = try connect(port: port)
             defer { close(second) }
             #expect(try await acceptedConnectionNoDelay(client: second, port: port) == true)
+        }
+    }
+
+    /// A child process holds a copy of the broker's listening socket from its spawn until its exec
+    /// closes it; a broker taken down in that window could not bind its port again, and librdkafka
+    /// aborted the whole test process (CI, 2026-11-29). Children started through
+    /// `EmbeddedBroker.startingChildProcess` never overlap a broker going down.
+    @Test func aBrokerGoesDownAndUpWhileChildProcessesStart() async throws {
+        try await withEmbeddedBroker(topics: [:]) { broker in
+            let port = try #require(broker.bootstrapServers.split(separator: ":").last.flatMap { UInt16($0) })
+            let client = try connect(port: port)  // Keeps the port taken through the outages.
+            defer { close(client) }
+            let starter = ChildProcessStarter()
+            var failure: (any Error)?
+            do {
+                for _ in 0..<outages {
+                    try await broker.setBrokerDown(1)
+                    try await broker.setBrokerUp(1)
+                }
+            } catch { failure = error }
+            let started = await starter.stop()
+            if let failure { throw failure }
+            print("took the broker down \(outages) times while \(started) child processes started")
+            #expect(started > 0)
+        }
+    }
+
+    private let outages = 300
+
+    /// Starts `/bin/true` again and again, through `EmbeddedBroker.startingChildProcess`, on a
+    /// thread of its own until stopped.
+    private final class ChildProcessStarter: Sendable {
+        private final class StopFlag: Sendable {
+            let stopped = Mutex(false)
+        }
+        private let flag = StopFlag()
+        private let done: Task<Int, Never>
+
+        init() {
+            let flag = flag
+            let (finished, finish) = AsyncStream<Int>.makeStream()
+            Thread.detachNewThread {
+                var started = 0
+                while !flag.stopped.withLock({ $0 }) {
+                    let process = Process()
+                    process.executableURL = URL(fileURLWithPath: "/bin/true")
+                    guard (try? EmbeddedBroker.startingChildProcess({ try process.run() })) != nil else { break }
+                    process.waitUntilExit()
+                    started += 1
+                }
+                finish.yield(started)
+                finish.finish()
+            }
+            done = Task { await finished.first { _ in true } ?? 0 }
+        }
+
+        /// Stops starting processes; returns how many started.
+        func stop() async -> Int {
+            flag.stopped.withLock { $0 = true }
+            return await done.value
         }
     }
 
