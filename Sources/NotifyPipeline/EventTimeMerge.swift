@@ -143,6 +143,9 @@ struct EventTimeMerge<Input: Sendable>: Sendable {
     /// The event clock (microseconds) as each release saw it, over the last ``lateness`` of
     /// wall-clock time (and the one sample before), oldest first (see ``settledClock(now:)``).
     private var clockSamples: [(wall: ContinuousClock.Instant, clock: Int64)] = []
+    /// When the merge took its first record. For ``lateness`` from then, where the event clock stood
+    /// the lateness ago is unknown, and an input read to its end holds every record (see ``floor(now:)``).
+    private var firstRead: ContinuousClock.Instant?
     /// ``lateness`` in microseconds.
     private var latenessMicroseconds: Int64 { lateness * 1_000 }
     /// The marks of the writers in this instance, read without the round trip through Kafka.
@@ -183,6 +186,7 @@ struct EventTimeMerge<Input: Sendable>: Sendable {
     mutating func add(_ input: DecodedInput<Input>, source: String, now: ContinuousClock.Instant) {
         let order = input.order
         let time = order.milliseconds
+        if firstRead == nil { firstRead = now }
         if markedTopics[source] == nil {
             sources[source, default: Source(latest: nil, readAt: now)].read(time, at: now)
         }
@@ -317,7 +321,8 @@ struct EventTimeMerge<Input: Sendable>: Sendable {
         if let settled = clockSamples.lastIndex(where: { $0.wall <= horizon }), settled > 0 {
             clockSamples.removeFirst(settled)
         }
-        if clockSamples.count > 1_024 { clockSamples.removeFirst(clockSamples.count - 1_024) }
+        // Thinned past 1,024 samples, keeping the oldest: the one from before the horizon.
+        if clockSamples.count > 1_024 { clockSamples.removeSubrange(1...(clockSamples.count - 1_024)) }
     }
 
     /// The floor of an input read to its end, in microseconds: the event clock as it was ``lateness``
@@ -347,6 +352,13 @@ struct EventTimeMerge<Input: Sendable>: Sendable {
     /// The earliest event time an input can still bring, in whole milliseconds rounded up, so that a
     /// record's time is below it exactly when it is below the floor in microseconds (`.max`: none
     /// can bring anything).
+    ///
+    /// An input read to its end holds every record for ``lateness`` after the merge took its first
+    /// one: the first batch of a burst (at a start, or after a rebalance) puts the clock at the
+    /// burst's latest time, and the records of its other inputs, produced in the same burst with
+    /// earlier times, may reach Kafka a moment later, while the consumer still sees those inputs
+    /// at their ends. Without a clock of the lateness ago to settle on, a burst's messages went
+    /// before their conversations, and were dead-lettered as of unknown conversations.
     func floor(now: ContinuousClock.Instant) -> Int64 {
         let local = localWriters()
         return EventMicroseconds.milliseconds(
@@ -355,7 +367,7 @@ struct EventTimeMerge<Input: Sendable>: Sendable {
 
     /// ``floor(now:)`` in microseconds, with the event clock `clock` and the local writers as `local` says.
     private func floor(now: ContinuousClock.Instant, clock: Int64?, local: [LocalProgressBoard.Reading]) -> Int64 {
-        let settled = settledClock(clock, now: now)
+        let settled = isSettling(now: now) ? .min : settledClock(clock, now: now)
         var floor = Int64.max
         for source in sources.values {
             floor = min(
@@ -383,6 +395,11 @@ struct EventTimeMerge<Input: Sendable>: Sendable {
             floor = min(floor, topicFloor)
         }
         return floor
+    }
+
+    /// Whether less than ``lateness`` has passed since the merge took its first record.
+    private func isSettling(now: ContinuousClock.Instant) -> Bool {
+        firstRead.map { now - $0 < .milliseconds(lateness) } ?? false
     }
 
     /// The earliest event time (microseconds) a writer with `mark` can still bring. An idle mark speaks of the time
@@ -496,15 +513,23 @@ struct EventTimeMerge<Input: Sendable>: Sendable {
         now: ContinuousClock.Instant, floor: Int64, local: [LocalProgressBoard.Reading]
     ) -> ContinuousClock.Instant? {
         guard let first = places.min else { return nil }
+        // The oldest record still waiting ends its maximum wait first (arrival order).
+        let overdue = front < arrivals.count ? arrivals[front].arrived + maximumWait : nil
         let time = EventMicroseconds.microseconds(first.order.milliseconds)
+        var now = now
+        var floor = floor
+        if isSettling(now: now), let firstRead {
+            // The inputs read to their end hold everything until then: look on from there.
+            now = firstRead + .milliseconds(lateness)
+            floor = self.floor(now: now, clock: eventClock(now: now, local: local), local: local)
+            if time < floor { return min(now, overdue ?? now) }
+        }
         let needed = time.saturating(plus: 1).saturating(minus: floor)
         guard needed > 0 else { return nil }
         let step = min(needed, Self.wallClockStep)
         let later = now + .microseconds(step)
         let floorThen = self.floor(now: later, clock: eventClock(now: later, local: local), local: local)
         guard floorThen.saturating(minus: floor) >= step else { return nil }
-        // The oldest record still waiting ends its maximum wait first (arrival order).
-        let overdue = front < arrivals.count ? arrivals[front].arrived + maximumWait : nil
         return min(later, overdue ?? later)
     }
 
