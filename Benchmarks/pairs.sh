@@ -5,7 +5,8 @@
 #   build_copy DIR                   builds the bench of the worktree DIR/tree in DIR/build; sets copy_bench
 #   run_pairs BROKER_BIN PAIRS COUNT NAME_A BENCH_A NAME_B BENCH_B
 #
-# Odd pairs run A first, even pairs B first. Prints each run; leaves the messages/s in rates_a and
+# One short run of each build comes first and is not counted. Odd pairs run A first, even pairs B
+# first. Prints each run; leaves the messages/s in rates_a and
 # rates_b, and the p99 latencies at 10,000/s offered in p99_a and p99_b. The array args_a holds
 # further arguments for A's runs (none unless the caller sets it).
 
@@ -60,9 +61,27 @@ run_one() {
   if [ "$2" = a ]; then rates_a+=("$rate") p99_a+=("$p99"); else rates_b+=("$rate") p99_b+=("$p99"); fi
 }
 
+# One short run of binary $2 (broker binary $1), not counted: the first run after a build starts
+# a freshly linked binary (and pages the broker's in), and without these the first run of every
+# series was side A's. In 4 of the 12 series recorded before (docs/benchmarks.md), pair 1 had the
+# lowest ratio of its five.
+warm_up() {
+  "$1/notify" broker >"$pairs_log" 2>/dev/null &
+  pairs_broker=$!
+  for _ in $(seq 100); do [ -s "$pairs_log" ] && break; sleep 0.1; done
+  "$2" pipeline --bootstrap "$(head -1 "$pairs_log")" --count 20000 --seconds 1 --schemas Schemas \
+    -X fetch.wait.max.ms=1 -X linger.ms=1 >/dev/null
+  kill "$pairs_broker"
+  wait "$pairs_broker" 2>/dev/null || true
+  pairs_broker=
+}
+
 run_pairs() {
   rates_a=() rates_b=() p99_a=() p99_b=()
   local pair
+  echo "warming up both builds (one short run each, not counted) ..."
+  warm_up "$1" "$5"
+  warm_up "$1" "$7"
   for pair in $(seq "$2"); do
     if ((pair % 2)); then
       run_one "$pair" a "$4" "$5" "$1" "$3"
