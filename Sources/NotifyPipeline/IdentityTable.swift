@@ -53,7 +53,11 @@ struct IdentityTable: Sendable {
     /// batches it says where it stands every `reportInterval` (with no records): a partition counts as
     /// lagging until its consumer knows its end, so the tasks wait for identities produced before
     /// the messages that name them, also before the first batch, and stop waiting once the follower
-    /// has read to the end, also when the topic brings nothing.
+    /// has read to the end, also when the topic brings nothing. Until its consumer knows the end of
+    /// every partition (from its first fetch of each), it says where it stands every
+    /// ``firstReportPoll`` instead: the tasks hold every message meanwhile, and at the pipeline's
+    /// `reportInterval` (its 250 ms `tickInterval`) a start held them that long after the consumer
+    /// knew.
     func follow(
         from positions: [TopicPartition: Int64], reportInterval: Duration,
         deliver: @escaping @Sendable (_ records: [KafkaRecord], _ lagging: [Int32: Bool]) async throws -> Void
@@ -62,9 +66,13 @@ struct IdentityTable: Sendable {
             configuration: .init(client: client, groupId: "notify-identities"), logger: logger)
         try consumer.assign(positions.mapValues { .offset($0) })
         let partitions = Array(positions.keys)
-        @Sendable func lagging() -> [Int32: Bool] {
+        /// Per partition, whether records wait in Kafka (also while its end is not known); and whether
+        /// the end of every partition is known.
+        @Sendable func standing() -> (lagging: [Int32: Bool], known: Bool) {
             let lag = (try? consumer.lag()) ?? [:]
-            return Dictionary(uniqueKeysWithValues: partitions.map { ($0.partition, lag[$0].map { $0 > 0 } ?? true) })
+            let lagging: [Int32: Bool] = Dictionary(
+                uniqueKeysWithValues: partitions.map { ($0.partition, lag[$0].map { $0 > 0 } ?? true) })
+            return (lagging, partitions.allSatisfy { lag[$0] != nil })
         }
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask {
@@ -78,21 +86,25 @@ struct IdentityTable: Sendable {
                         }
                     }
                     await deadLetters.deadLetter(letters)
-                    try await deliver(readable, lagging())
+                    try await deliver(readable, standing().lagging)
                 }
             }
             group.addTask {
                 // A record taken from the consumer and not yet delivered does not count as waiting,
                 // for the moment it takes: the tasks allow any input `pipeline.lateness` for that.
                 while true {
-                    try await deliver([], lagging())
-                    try await Task.sleep(for: reportInterval)
+                    let (lagging, known) = standing()
+                    try await deliver([], lagging)
+                    try await Task.sleep(for: known ? reportInterval : min(reportInterval, Self.firstReportPoll))
                 }
             }
             try await group.next()
             group.cancelAll()
         }
     }
+
+    /// How often the follower says where it stands until its consumer knows the end of every partition.
+    static let firstReportPoll: Duration = .milliseconds(2)
 
     /// What an identity record reads as.
     private enum Reading {

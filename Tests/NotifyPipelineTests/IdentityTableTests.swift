@@ -13,14 +13,7 @@ import Testing
     @Test func theFollowerSaysWhereItStandsAlsoWhenNoRecordComes() async throws {
         try await withPipelineBroker(partitions: 2) { broker in
             let producer = try KafkaProducer(configuration: client(broker), logger: testLogger)
-            let admin = try KafkaAdmin(configuration: client(broker), logger: testLogger)
-            let deadLetters = DeadLetterWriter(
-                limit: DeadLetterLimit(bytes: 100_000), producer: producer, observer: PipelineObserver(),
-                logger: testLogger)
-            let table = IdentityTable(
-                client: client(broker), admin: admin, limits: RecordLimits(), deadLetters: deadLetters,
-                logger: testLogger)
-            let (_, positions) = try await table.load(into: FanoutStage(configuration: try testCoreConfiguration()))
+            let (table, positions) = try await loadedTable(broker, producer: producer)
             let reports = Mutex<[(records: [KafkaRecord], lagging: [Int32: Bool])]>([])
             let follower = Task {
                 try await table.follow(from: positions, reportInterval: .milliseconds(50)) { records, lagging in
@@ -42,6 +35,34 @@ import Testing
             }
             let handed = reports.withLock { $0.flatMap(\.records) }
             #expect(handed.map(\.key) == [Array("carol".utf8)])
+            follower.cancel()
+            _ = await follower.result
+            await producer.close()
+        }
+    }
+
+    /// The follower says the topic is read as soon as its consumer knows the partitions' ends, not
+    /// one report interval after it started: the tasks hold every message until then. Here the
+    /// interval is an hour, so only the reports made until the ends are known can say it.
+    @Test func theFollowerSaysTheTopicIsReadWithoutWaitingForItsReportInterval() async throws {
+        try await withPipelineBroker(partitions: 2) { broker in
+            let producer = try KafkaProducer(configuration: client(broker), logger: testLogger)
+            _ = try await producer.send(try outgoingRecord(Scenario.identity("carol", "Carol", at: 0)))
+            let (table, positions) = try await loadedTable(broker, producer: producer)
+            let reports = Mutex<[[Int32: Bool]]>([])
+            let follower = Task {
+                try await table.follow(from: positions, reportInterval: .seconds(3_600)) { _, lagging in
+                    reports.withLock { $0.append(lagging) }
+                }
+            }
+            defer { follower.cancel() }
+            try await waitFor("the follower to say the topic is read") {
+                reports.withLock { $0.last == [0: false, 1: false] }
+            }
+            // Then it says it once an interval, like before: no report is made every 2 ms for good.
+            let made = reports.withLock { $0.count }
+            try await Task.sleep(for: .milliseconds(200))
+            #expect(reports.withLock { $0.count } == made)
             follower.cancel()
             _ = await follower.result
             await producer.close()
@@ -79,6 +100,21 @@ import Testing
                 \.messageId)
             #expect(unresolved.isEmpty, "sent with the fallback: \(unresolved.sorted())")
         }
+    }
+
+    /// chat.identities of `broker`, loaded as an instance loads it at its start, and where to follow from.
+    private func loadedTable(_ broker: EmbeddedBroker, producer: KafkaProducer) async throws -> (
+        IdentityTable, [TopicPartition: Int64]
+    ) {
+        let admin = try KafkaAdmin(configuration: client(broker), logger: testLogger)
+        let deadLetters = DeadLetterWriter(
+            limit: DeadLetterLimit(bytes: 100_000), producer: producer, observer: PipelineObserver(),
+            logger: testLogger)
+        let table = IdentityTable(
+            client: client(broker), admin: admin, limits: RecordLimits(), deadLetters: deadLetters,
+            logger: testLogger)
+        let (_, positions) = try await table.load(into: FanoutStage(configuration: try testCoreConfiguration()))
+        return (table, positions)
     }
 
     private func waitFor(_ what: String, timeout: Duration = .seconds(30), _ condition: () -> Bool) async throws {
