@@ -41,18 +41,26 @@ median() { printf '%s\n' "$@" | sort -n | awk '{ a[NR] = $1 } END { print (NR % 
 # `$1 / $2` with three decimals.
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", a / b }'; }
 
-# One run: pair $1, side $2 (a or b), named $3, binary $4; broker binary $5, $6 messages.
-run_one() {
-  "$5/notify" broker >"$pairs_log" 2>/dev/null &
+# `notify-bench pipeline` of binary $2 on a fresh broker (broker binary $1), with the client
+# properties of Benchmarks/kafka.sh and the further arguments given; its output to $pairs_log.run.
+bench_on_fresh_broker() {
+  local broker_bin=$1 bench=$2
+  shift 2
+  "$broker_bin/notify" broker >"$pairs_log" 2>/dev/null &
   pairs_broker=$!
   for _ in $(seq 100); do [ -s "$pairs_log" ] && break; sleep 0.1; done
-  local extra=()
-  if [ "$2" = a ]; then extra=("${args_a[@]}"); fi
-  "$4" pipeline --bootstrap "$(head -1 "$pairs_log")" --count "$6" --schemas Schemas \
-    -X fetch.wait.max.ms=1 -X linger.ms=1 "${extra[@]}" >"$pairs_log.run"
+  "$bench" pipeline --bootstrap "$(head -1 "$pairs_log")" --schemas Schemas \
+    -X fetch.wait.max.ms=1 -X linger.ms=1 "$@" >"$pairs_log.run"
   kill "$pairs_broker"
   wait "$pairs_broker" 2>/dev/null || true
   pairs_broker=
+}
+
+# One run: pair $1, side $2 (a or b), named $3, binary $4; broker binary $5, $6 messages.
+run_one() {
+  local extra=()
+  if [ "$2" = a ]; then extra=("${args_a[@]}"); fi
+  bench_on_fresh_broker "$5" "$4" --count "$6" "${extra[@]}"
   local rate latency p99
   rate=$(sed -nE 's/^pipeline: .* = ([0-9]+) messages\/s.*/\1/p' "$pairs_log.run")
   latency=$(sed -nE 's/^pipeline latency at .*(p50 [0-9.]+ ms, p99 [0-9.]+ ms).*/\1/p' "$pairs_log.run")
@@ -65,16 +73,7 @@ run_one() {
 # a freshly linked binary (and pages the broker's in), and without these the first run of every
 # series was side A's. In 4 of the 12 series recorded before (docs/benchmarks.md), pair 1 had the
 # lowest ratio of its five.
-warm_up() {
-  "$1/notify" broker >"$pairs_log" 2>/dev/null &
-  pairs_broker=$!
-  for _ in $(seq 100); do [ -s "$pairs_log" ] && break; sleep 0.1; done
-  "$2" pipeline --bootstrap "$(head -1 "$pairs_log")" --count 20000 --seconds 1 --schemas Schemas \
-    -X fetch.wait.max.ms=1 -X linger.ms=1 >/dev/null
-  kill "$pairs_broker"
-  wait "$pairs_broker" 2>/dev/null || true
-  pairs_broker=
-}
+warm_up() { bench_on_fresh_broker "$1" "$2" --count 20000 --seconds 1; }
 
 run_pairs() {
   rates_a=() rates_b=() p99_a=() p99_b=()
