@@ -74,7 +74,7 @@ enum ProgressMark: Sendable, Hashable {
 ///   is *late*, and is folded when it comes);
 /// - an input read to its end: that latest time plus the wall-clock time since it was read, less
 ///   ``lateness`` (an input never read from: no floor), or, if later, the instance's clock less the
-///   lateness (``instanceClock``);
+///   lateness (``instanceEventClock``);
 /// - `notify.fanout`: the lowest progress mark of the stage-1 tasks (``ProgressMark``).
 ///
 /// A buffered record is folded once its time is below every floor, or once it has waited
@@ -154,7 +154,7 @@ struct EventTimeMerge<Input: Sendable>: Sendable {
     /// The clock of the busiest task of this merge's stage in this instance, which its inputs read
     /// to their end settle on when it is ahead of their own task's (set by the ``StageRunner``; none
     /// for a merge on its own).
-    var instanceClock: InstanceEventClock?
+    var instanceEventClock: InstanceEventClock?
     /// The partition of the marked topics this merge reads.
     var partition: Int32 = 0
     /// Marked topic → local writer task → the highest sequence number read from it (see ``LocalProgressBoard``).
@@ -376,7 +376,7 @@ struct EventTimeMerge<Input: Sendable>: Sendable {
         // The instance's clock settles as this task's does (its busiest task's settled clock, plus the
         // lateness): an input read to its end is read past what the instance's other partitions have
         // brought, less the lateness.
-        if let own = settled, own != .min, let instance = instanceClock?.clock(at: now) {
+        if let own = settled, own != .min, let instance = instanceEventClock?.clock(at: now) {
             settled = max(own, instance.saturating(minus: latenessMicroseconds))
         }
         var floor = Int64.max

@@ -512,7 +512,7 @@ extension PartitionTask {
         let later = start + .milliseconds(12)
         #expect(merge.floor(now: later) == time + 2, "its own clock, less the lateness")
         let instance = InstanceEventClock()
-        merge.instanceClock = instance
+        merge.instanceEventClock = instance
         // The instance's busiest task read a record 5 ms later than this one's, at the same moment.
         instance.note(EventMicroseconds.microseconds(time + 5), at: start)
         #expect(merge.floor(now: later) == time + 7, "the instance's clock, less the lateness")
