@@ -530,8 +530,7 @@ extension PartitionTask {
     /// bring: their floor (the clock less the lateness, in microseconds) rounded up, as the merge's
     /// own floor is. A record of the millisecond before is below the floor, so nothing of it can come.
     @Test func aMarkNamesTheFirstMillisecondItsInputsCanStillBring() throws {
-        let (initial, start, time) = try Self.mergeWithOneMessage()
-        var merge = initial
+        let (merge, start, time) = try Self.mergeWithOneMessage()
         func mark(after elapsed: Duration) -> ProgressMark {
             // A message held for later keeps the mark `.at`.
             merge.mark(
