@@ -73,8 +73,7 @@ enum ProgressMark: Sendable, Hashable {
 ///   assumed to be written roughly in event-time order; a record older than its partition's latest
 ///   is *late*, and is folded when it comes);
 /// - an input read to its end: that latest time plus the wall-clock time since it was read, less
-///   ``lateness`` (an input never read from: no floor), or, if later, the instance's clock less the
-///   lateness (``instanceEventClock``);
+///   ``lateness`` (an input never read from: no floor);
 /// - `notify.fanout`: the lowest progress mark of the stage-1 tasks (``ProgressMark``).
 ///
 /// A buffered record is folded once its time is below every floor, or once it has waited
@@ -151,10 +150,6 @@ struct EventTimeMerge<Input: Sendable>: Sendable {
     private var latenessMicroseconds: Int64 { lateness * 1_000 }
     /// The marks of the writers in this instance, read without the round trip through Kafka.
     let localMarks: LocalProgressBoard?
-    /// The clock of the busiest task of this merge's stage in this instance, which its inputs read
-    /// to their end settle on when it is ahead of their own task's (set by the ``StageRunner``; none
-    /// for a merge on its own).
-    var instanceEventClock: InstanceEventClock?
     /// The partition of the marked topics this merge reads.
     var partition: Int32 = 0
     /// Marked topic → local writer task → the highest sequence number read from it (see ``LocalProgressBoard``).
@@ -372,13 +367,7 @@ struct EventTimeMerge<Input: Sendable>: Sendable {
 
     /// ``floor(now:)`` in microseconds, with the event clock `clock` and the local writers as `local` says.
     private func floor(now: ContinuousClock.Instant, clock: Int64?, local: [LocalProgressBoard.Reading]) -> Int64 {
-        var settled = isSettling(now: now) ? .min : settledClock(clock, now: now)
-        // The instance's clock settles as this task's does (its busiest task's settled clock, plus the
-        // lateness): an input read to its end is read past what the instance's other partitions have
-        // brought, less the lateness.
-        if let own = settled, own != .min, let instance = instanceEventClock?.clock(at: now) {
-            settled = max(own, instance.saturating(minus: latenessMicroseconds))
-        }
+        let settled = isSettling(now: now) ? .min : settledClock(clock, now: now)
         var floor = Int64.max
         for source in sources.values {
             floor = min(
@@ -434,9 +423,8 @@ struct EventTimeMerge<Input: Sendable>: Sendable {
     /// A stage-1 task's mark: the floor of the inputs named (those that make its records), of what
     /// it has buffered, and of `held` (the earliest time a message its state holds back can be
     /// released). An input read to its end moves on with the wall clock from its latest record if
-    /// that was read within ``recentInput`` (or from `instanceClock`, the event clock of the
-    /// instance's busiest task, if that is later, as ``floor(now:)`` settles), else from
-    /// `instanceClock`: a quiet partition does not hold stage 2 back. So does an input
+    /// that was read within ``recentInput``, else from `instanceClock` (the event clock of the
+    /// instance's busiest task): a quiet partition does not hold stage 2 back. So does an input
     /// that lags but brought nothing for ``maximumWait``: the task waits it out itself.
     /// `instanceClock` is in microseconds, as ``settledClock(now:)``.
     ///
@@ -458,8 +446,9 @@ struct EventTimeMerge<Input: Sendable>: Sendable {
             if source.lagging && now - source.readAt < maximumWait {
                 fixed = min(fixed, source.latest ?? .min)
             } else if let latest = source.latest, now - source.readAt < Self.recentInput {
-                let own = EventMicroseconds.microseconds(latest).saturating(plus: (now - source.readAt).microseconds)
-                idleSince = min(idleSince ?? .max, max(own, instanceClock ?? own))
+                idleSince = min(
+                    idleSince ?? .max,
+                    EventMicroseconds.microseconds(latest).saturating(plus: (now - source.readAt).microseconds))
             } else if let instanceClock {
                 idleSince = min(idleSince ?? .max, instanceClock)
             }

@@ -75,8 +75,6 @@ actor StageRunner<Logic: StageLogic> {
         self.markTargets = markTargets
         self.logic = logic
         self.partitionCount = partitionCount
-        var merge = merge
-        merge.instanceEventClock = InstanceEventClock()
         self.merge = merge
         self.saveInterval = saveInterval
         self.producer = producer
@@ -210,15 +208,13 @@ actor StageRunner<Logic: StageLogic> {
     }
 
     /// The event clock of the instance's busiest task in microseconds, as settled (see
-    /// ``EventTimeMerge/settledClock(now:)``; plus the lateness, which readers of an idle mark take off),
-    /// kept for the tasks' merges (``EventTimeMerge/instanceEventClock``).
+    /// ``EventTimeMerge/settledClock(now:)``; plus the lateness, which readers of an idle mark take off).
     private func instanceClock(now: ContinuousClock.Instant) -> Int64? {
         var clock: Int64?
         forEachTask { _, task in
             guard let settled = task.merge.settledClock(now: now) else { return }
             clock = max(clock ?? .min, settled.saturating(plus: EventMicroseconds.microseconds(task.merge.lateness)))
         }
-        if let clock { merge.instanceEventClock?.note(clock, at: now) }
         return clock
     }
 

@@ -408,15 +408,6 @@ extension PartitionTask {
             partitioned: true)
     }
 
-    /// A merge (lateness 10 ms) that read one message from `messages` at `start`, and the message's time.
-    static func mergeWithOneMessage() throws -> (EventTimeMerge<Int>, start: ContinuousClock.Instant, time: Int64) {
-        let start = ContinuousClock.now
-        var merge = EventTimeMerge<Int>(lateness: 10, maximumWait: .seconds(30))
-        let read = try input(1, at: 1)
-        merge.add(read, source: "messages", now: start)
-        return (merge, start, read.order.milliseconds)
-    }
-
     /// Records that arrive in any order come out in event-time order, each once.
     @Test func recordsComeOutInEventTimeOrderWhateverTheArrival() throws {
         let now = ContinuousClock.now
@@ -502,35 +493,15 @@ extension PartitionTask {
                 == .idle(since: (time + 5_000) * 1_000))
     }
 
-    /// An input read to its end settles on the instance's clock when that is ahead of its own
-    /// task's: a record waits the lateness from the first read of a later time in any of the
-    /// instance's partitions, not from the last. An input that lags, and a merge still holding its
-    /// first records for the lateness, are not moved by it.
-    @Test func anInputReadToItsEndSettlesOnTheInstanceClock() throws {
-        let (initial, start, time) = try Self.mergeWithOneMessage()
-        var merge = initial
-        let later = start + .milliseconds(12)
-        #expect(merge.floor(now: later) == time + 2, "its own clock, less the lateness")
-        let instance = InstanceEventClock()
-        merge.instanceEventClock = instance
-        // The instance's busiest task read a record 5 ms later than this one's, at the same moment.
-        instance.note(EventMicroseconds.microseconds(time + 5), at: start)
-        #expect(merge.floor(now: later) == time + 7, "the instance's clock, less the lateness")
-        #expect(merge.floor(now: start + .milliseconds(5)) == .min, "the first records are held for the lateness")
-        #expect(
-            merge.mark(
-                of: ["messages"], held: nil, includingBuffered: false, instanceClock: instance.clock(at: later),
-                now: later) == .idle(since: EventMicroseconds.microseconds(time + 17)),
-            "its readers are told the instance's clock")
-        merge.noteLag("messages", lagging: true, now: later)
-        #expect(merge.floor(now: later) == time, "an input that lags holds at its latest record")
-    }
-
     /// A writer's `.at` mark names the first whole millisecond its inputs read to their end can still
     /// bring: their floor (the clock less the lateness, in microseconds) rounded up, as the merge's
     /// own floor is. A record of the millisecond before is below the floor, so nothing of it can come.
     @Test func aMarkNamesTheFirstMillisecondItsInputsCanStillBring() throws {
-        let (merge, start, time) = try Self.mergeWithOneMessage()
+        let start = ContinuousClock.now
+        var merge = EventTimeMerge<Int>(lateness: 10, maximumWait: .seconds(30))
+        let read = try Self.input(1, at: 1)
+        merge.add(read, source: "messages", now: start)
+        let time = read.order.milliseconds
         func mark(after elapsed: Duration) -> ProgressMark {
             // A message held for later keeps the mark `.at`.
             merge.mark(
