@@ -167,13 +167,21 @@ public struct FanoutStage: Sendable {
         }
         switch input {
         case .message(let message):
-            guard state.recent[message.conversationId]?.contains(message.id) != true else {
+            // The conversation looked up and the id hashed once, for the check and the note
+            // (`receive` leaves `recent` as it is, so the index stays valid).
+            let hash = message.id.hashValue
+            let known = state.recent.index(forKey: message.conversationId)
+            if let known, state.recent.values[known].contains(message.id, hash: hash) {
                 output.duplicate = true
                 return output  // The same event again (an at-least-once producer's duplicate).
             }
             receive(message, &state, &output)
             if output.rejection == nil {
-                state.recent[message.conversationId, default: RecentEventIds()].insert(message.id)
+                if let known {
+                    state.recent.values[known].insert(message.id, hash: hash)
+                } else {
+                    state.recent[message.conversationId] = RecentEventIds([message.id])
+                }
             }
         case .conversation(let update):
             var entry = state.entries[update.conversationId] ?? ConversationEntry()

@@ -20,21 +20,34 @@ public struct RecentEventIds: Sendable {
     /// Oldest first.
     public var ids: [String] { Array(ring[oldest...] + ring[..<oldest]) }
 
-    public func contains(_ id: String) -> Bool {
+    public func contains(_ id: String) -> Bool { contains(id, hash: id.hashValue) }
+
+    /// Notes `id` as applied.
+    public mutating func insert(_ id: String) { insert(id, hash: id.hashValue) }
+
+    /// Notes `id` as applied unless it is noted already; whether it was new. The id is hashed once.
+    public mutating func insertIfNew(_ id: String) -> Bool {
         let hash = id.hashValue
+        guard !contains(id, hash: hash) else { return false }
+        insert(id, hash: hash)
+        return true
+    }
+
+    /// ``contains(_:)`` with `id.hashValue` computed by the caller.
+    func contains(_ id: String, hash: Int) -> Bool {
         for index in hashes.indices where hashes[index] == hash && ring[index] == id { return true }
         return false
     }
 
-    /// Notes `id` as applied.
-    public mutating func insert(_ id: String) {
+    /// ``insert(_:)`` with `id.hashValue` computed by the caller.
+    mutating func insert(_ id: String, hash: Int) {
         guard ring.count == Self.limit else {
             ring.append(id)
-            hashes.append(id.hashValue)
+            hashes.append(hash)
             return
         }
         ring[oldest] = id
-        hashes[oldest] = id.hashValue
+        hashes[oldest] = hash
         oldest = (oldest + 1) % Self.limit
     }
 }

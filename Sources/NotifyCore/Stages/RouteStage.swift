@@ -191,16 +191,16 @@ public struct RouteStage: Sendable {
         case .clock(let now): time = now
         case .endOfInput: break
         }
-        if let userId, let eventId, state.recent[userId]?.contains(eventId) == true {
+        // Noted as applied before it is (nothing below reads the ids): one look-up of the user.
+        if let userId, let eventId, !state.recent[userId, default: RecentEventIds()].insertIfNew(eventId) {
             output.duplicate = true
             return output  // The same event again (an at-least-once producer's duplicate).
         }
         if let time { state.advance(to: time) }
         releaseDueBadges(&state, endOfInput: false, &output)
-        if let userId, let eventId {
+        if let userId, eventId != nil {
             let now = state.now
             state.updateEntry(userId, creating: true) { apply(input, &$0, now: now, &output) }
-            state.recent[userId, default: RecentEventIds()].insert(eventId)
             output.touchedKeys.insert(userId)
         }
         if case .endOfInput = input { releaseDueBadges(&state, endOfInput: true, &output) }
