@@ -54,8 +54,8 @@ struct IdentityTable: Sendable {
     /// lagging until its consumer knows its end, so the tasks wait for identities produced before
     /// the messages that name them, also before the first batch, and stop waiting once the follower
     /// has read to the end, also when the topic brings nothing. Until its consumer knows the end of
-    /// every partition (from its first fetch of each), it says where it stands every
-    /// ``firstReportPoll`` instead: the tasks hold every message meanwhile, and at the pipeline's
+    /// every partition (from its first fetch of each), it says where it stands sooner, from
+    /// ``firstReportPoll`` on: the tasks hold every message meanwhile, and at the pipeline's
     /// `reportInterval` (its 250 ms `tickInterval`) a start held them that long after the consumer
     /// knew.
     func follow(
@@ -92,10 +92,17 @@ struct IdentityTable: Sendable {
             group.addTask {
                 // A record taken from the consumer and not yet delivered does not count as waiting,
                 // for the moment it takes: the tasks allow any input `pipeline.lateness` for that.
+                var poll = min(reportInterval, Self.firstReportPoll)
                 while true {
                     let (lagging, known) = standing()
                     try await deliver([], lagging)
-                    try await Task.sleep(for: known ? reportInterval : min(reportInterval, Self.firstReportPoll))
+                    if known {
+                        poll = min(reportInterval, Self.firstReportPoll)
+                        try await Task.sleep(for: reportInterval)
+                    } else {
+                        try await Task.sleep(for: poll)
+                        poll = min(poll * 2, reportInterval)  // A broker out of reach: every task hears each report.
+                    }
                 }
             }
             try await group.next()
@@ -103,7 +110,9 @@ struct IdentityTable: Sendable {
         }
     }
 
-    /// How often the follower says where it stands until its consumer knows the end of every partition.
+    /// How soon the follower says where it stands again while its consumer does not know the end of
+    /// every partition; the wait doubles at each report that still does not know (up to the report
+    /// interval), so a broker out of reach at the start does not cost every task a report every 2 ms.
     static let firstReportPoll: Duration = .milliseconds(2)
 
     /// What an identity record reads as.

@@ -69,6 +69,36 @@ import Testing
         }
     }
 
+    /// While its consumer cannot reach a broker (so the ends stay unknown), the follower keeps saying
+    /// every partition lags, and says it less and less often: every task hears each report, and at a
+    /// report every 2 ms a broker out of reach at the start kept the stage busy for nothing.
+    @Test func theFollowerBacksOffWhileTheBrokerIsOutOfReach() async throws {
+        try await withPipelineBroker(partitions: 2) { broker in
+            let producer = try KafkaProducer(configuration: client(broker), logger: testLogger)
+            let (loaded, positions) = try await loadedTable(broker, producer: producer)
+            // Nothing listens on port 1: the follower's consumer never learns the ends.
+            let unreachable = KafkaClientConfiguration(bootstrapServers: "127.0.0.1:1", clientId: "notify-test")
+            let table = IdentityTable(
+                client: unreachable, admin: loaded.admin, limits: RecordLimits(), deadLetters: loaded.deadLetters,
+                logger: testLogger)
+            let reports = Mutex<[[Int32: Bool]]>([])
+            let follower = Task {
+                try await table.follow(from: positions, reportInterval: .seconds(3_600)) { _, lagging in
+                    reports.withLock { $0.append(lagging) }
+                }
+            }
+            defer { follower.cancel() }
+            try await Task.sleep(for: .seconds(1))
+            let made = reports.withLock { $0 }
+            // At 0, 2, 6, 14, …, 510 ms: nine reports in the first second (463 at a fixed 2 ms).
+            #expect((2...12).contains(made.count), "\(made.count) reports in one second")
+            #expect(made.allSatisfy { $0 == [0: true, 1: true] })
+            follower.cancel()
+            _ = await follower.result
+            await producer.close()
+        }
+    }
+
     /// A task that comes to an instance after identities were heard knows them: here the partitions
     /// of an instance that stops go to one that loaded chat.identities while it was empty, and the
     /// messages of their conversations still go out with their sender resolved. (A task started
