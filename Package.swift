@@ -155,8 +155,9 @@ let package = Package(
                 .product(name: "NIOPosix", package: "swift-nio"),
             ]
         ),
-        // Child processes run to their end by tests, off Swift's cooperative thread pool.
-        .target(name: "NotifyTestSupport"),
+        // Child processes run to their end by tests, off Swift's cooperative thread pool, and started
+        // where no embedded broker is being taken down (EmbeddedBroker.startingChildProcess).
+        .target(name: "NotifyTestSupport", dependencies: ["NotifyKafka"]),
         // The `notify` command line: one file per subcommand.
         .target(
             name: "NotifyCLI",

@@ -1,4 +1,5 @@
 import Foundation
+import NotifyKafka
 
 /// What a child process left behind when it ended.
 public struct ChildProcessResult: Sendable {
@@ -18,7 +19,9 @@ public struct ChildProcessResult: Sendable {
 /// Runs a program to its end for a test, without blocking a thread of Swift's cooperative pool
 /// (two threads on a two-core machine, shared by every test running beside this one): the pipes
 /// are written and read on threads of their own, and the exit arrives through the termination
-/// handler. A process still running after `timeout` is killed by its PID.
+/// handler. A process still running after `timeout` is killed by its PID. It is started through
+/// `EmbeddedBroker.startingChildProcess`, so that a test taking an embedded broker down beside it
+/// does not abort the test process.
 ///
 /// - Parameters:
 ///   - executable: the program; a bare name is looked up on `PATH` through `/usr/bin/env`.
@@ -44,7 +47,7 @@ public func runChildProcess(
     process.standardInput = standardInput
     let (ended, end) = AsyncStream<Void>.makeStream()
     process.terminationHandler = { _ in end.finish() }
-    try process.run()
+    try EmbeddedBroker.startingChildProcess { try process.run() }
     let outputData = readToEnd(output.fileHandleForReading)
     let errorData = readToEnd(errors.fileHandleForReading)
     let writer = standardInput.fileHandleForWriting

@@ -153,7 +153,7 @@ final class PipelineProcess: Sendable {
         } else {
             process.standardError = FileHandle.nullDevice
         }
-        try process.run()
+        try EmbeddedBroker.startingChildProcess { try process.run() }
         self.process = process
     }
 

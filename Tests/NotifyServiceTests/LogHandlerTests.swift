@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import NotifyTestSupport
 import OTel
 import Synchronization
 import Testing
@@ -87,7 +88,7 @@ struct JSONLogHandlerTests {
     }
 
     @Test("control characters, quotes, backslashes and line separators are escaped; other non-ASCII is UTF-8")
-    func escaping() throws {
+    func escaping() async throws {
         let captured = CapturedLines()
         let nasty =
             "quote \" backslash \\ newline \n return \r tab \t nul \u{0} bell \u{7} unit \u{1F} del \u{7F} ls \u{2028} ps \u{2029} / Bob 山田 é 👋🏽 \u{1F468}\u{200D}\u{1F469}"
@@ -113,7 +114,7 @@ struct JSONLogHandlerTests {
         #expect(metadata["key \"\n"] as? String == nasty)
         #expect(((metadata["nested"] as? [String: Any])?[nasty] as? [String]) == [nasty])
         // And by a decoder other than Foundation's.
-        #expect(try pythonRoundTrip(line) == nasty)
+        #expect(try await pythonRoundTrip(line) == nasty)
     }
 
     @Test("metadata: the logger's, the provider's, then the call's; dictionaries and arrays nest as JSON")
@@ -248,24 +249,15 @@ struct JSONLogHandlerTests {
     }
 
     /// The message of `line` as Python's json module reads it.
-    private func pythonRoundTrip(_ line: [UInt8]) throws -> String? {
-        let python = Process()
-        python.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        python.arguments = [
-            "python3", "-c",
-            "import json,sys; sys.stdout.buffer.write(json.loads(sys.stdin.buffer.read())['message'].encode('utf-8', 'surrogatepass'))",
-        ]
-        let input = Pipe()
-        let output = Pipe()
-        python.standardInput = input
-        python.standardOutput = output
-        try python.run()
-        input.fileHandleForWriting.write(Data(line))
-        try input.fileHandleForWriting.close()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        python.waitUntilExit()
-        guard python.terminationStatus == 0 else { return nil }
-        return String(validating: [UInt8](data), as: UTF8.self)
+    private func pythonRoundTrip(_ line: [UInt8]) async throws -> String? {
+        let python = try await runChildProcess(
+            "python3",
+            [
+                "-c",
+                "import json,sys; sys.stdout.buffer.write(json.loads(sys.stdin.buffer.read())['message'].encode('utf-8', 'surrogatepass'))",
+            ], input: Data(line))
+        guard python.status == 0 else { return nil }
+        return String(validating: [UInt8](python.output), as: UTF8.self)
     }
 }
 

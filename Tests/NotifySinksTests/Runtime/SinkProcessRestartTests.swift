@@ -26,7 +26,7 @@ final class SinkProcess: Sendable {
         process.arguments = ["sink", "--http-listen", "127.0.0.1:0"] + arguments
         process.standardOutput = FileHandle(forWritingAtPath: log)
         process.standardError = FileHandle(forWritingAtPath: log)
-        try process.run()
+        try EmbeddedBroker.startingChildProcess { try process.run() }
     }
 
     /// Sends `signal` to the process and waits until it has exited; returns its status.
