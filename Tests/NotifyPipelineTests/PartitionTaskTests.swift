@@ -81,6 +81,29 @@ import Testing
         #expect(task.anchor == nil)
     }
 
+    /// A task taken back holds what it reads for the lateness after its first record, as a task just
+    /// assigned does: it resumes with the runner's untouched merge, not with the clock of its merge
+    /// from before, which would let the first records after a rebalance pass the tables a burst
+    /// brings in the same moment.
+    @Test func aTaskTakenBackHoldsItsFirstRecordsForTheLateness() throws {
+        let template = EventTimeMerge<FanoutStageLogic.Input>(lateness: 10, maximumWait: .seconds(3))
+        var task = PartitionTask<FanoutStageLogic>(partition: 0, state: logic.initialState(), merge: template)
+        let conversation = record(Scenario.conversation("c1", members: ["alice", "bob"]), key: "c1", offset: 0, at: 0)
+        let first = record(Scenario.message("m1", in: "c1", from: "alice", "one", at: 1), key: "c1", offset: 0, at: 1)
+        let read = ContinuousClock.now
+        var before = task.process([conversation, first], logic: logic, limits: RecordLimits(), now: read)
+        before.append(task.advanceClock(logic: logic, now: read + .seconds(1)))
+        #expect(before.records.count == 1, "m1 to bob")
+
+        task.resume(with: template)
+        let second = record(Scenario.message("m2", in: "c1", from: "alice", "two", at: 2), key: "c1", offset: 1, at: 2)
+        let back = read + .seconds(60)
+        let held = task.process([second], logic: logic, limits: RecordLimits(), now: back)
+        #expect(held.records.isEmpty, "held for the lateness after its first record since it came back")
+        #expect(task.advanceClock(logic: logic, now: back + .milliseconds(5)).records.isEmpty)
+        #expect(task.advanceClock(logic: logic, now: back + .milliseconds(11)).records.count == 1, "m2 to bob")
+    }
+
     /// An idle mark heard through Kafka holds its readers at what it said until the writer speaks
     /// again: the writer, in another instance, may have died just after it, and its task's next owner
     /// will write the records of the messages that came meanwhile. A local writer's mark moves on
