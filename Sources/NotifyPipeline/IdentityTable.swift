@@ -92,12 +92,13 @@ struct IdentityTable: Sendable {
             group.addTask {
                 // A record taken from the consumer and not yet delivered does not count as waiting,
                 // for the moment it takes: the tasks allow any input `pipeline.lateness` for that.
-                var poll = min(reportInterval, Self.firstReportPoll)
+                let firstPoll = min(reportInterval, Self.firstReportPoll)
+                var poll = firstPoll
                 while true {
                     let (lagging, known) = standing()
                     try await deliver([], lagging)
                     if known {
-                        poll = min(reportInterval, Self.firstReportPoll)
+                        poll = firstPoll
                         try await Task.sleep(for: reportInterval)
                     } else {
                         try await Task.sleep(for: poll)
