@@ -354,7 +354,7 @@ struct PipelineBenchmark: AsyncParsableCommand {
             // Kafka in event-time order, as a chat backend writes them, while the next slice is built.
             let before = enqueued
             let enqueuing = Task {
-                await before?.value
+                _ = await before?.value  // Only its order counts here; its deliveries are awaited below.
                 return await producer.enqueue(records)
             }
             enqueued = enqueuing
