@@ -4,7 +4,8 @@
 # pairs (default 5), each run on a fresh broker with COUNT messages (default 150000) and then 5 s at
 # 10,000 messages/s offered. Prints each run, the medians of messages/s and their ratio (target: at
 # least 0.90), each pair's ratio and their median, in how many runs of each p99 at 10,000/s was at
-# most 30 ms (target: every run), and each pair's p99 of this tree less a667a5e's.
+# most 30 ms (target: every run), each pair's p99 of this tree less a667a5e's, and the medians of
+# each build's CPU per message (throughput run) and cores busy (latency run).
 #
 #   bash Benchmarks/against-a667a5e.sh [PAIRS] [COUNT]
 #   LATENESS=2 bash Benchmarks/against-a667a5e.sh ...   # this tree's runs at a lateness of 2 ms
@@ -53,3 +54,8 @@ for index in "${!p99_a[@]}"; do
   p99_gaps+=("$(awk -v a="${p99_a[$index]}" -v b="${p99_b[$index]}" 'BEGIN { printf "%.1f", a - b }')")
 done
 echo "per pair: p99 of this tree minus $baseline's = ${p99_gaps[*]} ms (median $(median "${p99_gaps[@]}") ms, at a lateness of ${LATENESS:-10} ms)"
+# What each build costs in CPU (the pipeline and the producer feeding it, in one process): the
+# throughput run's per message, and the cores the latency run kept busy. On two cores shared with
+# the broker, the CPU the latency run takes is what the other work waits for.
+echo "CPU per message (throughput run, median): this tree $(median "${cpu_a[@]}") µs, $baseline $(median "${cpu_b[@]}") µs"
+echo "cores busy at 10,000/s (median): this tree $(median "${cores_a[@]}"), $baseline $(median "${cores_b[@]}")"

@@ -7,8 +7,9 @@
 #
 # One short run of each build comes first and is not counted. Odd pairs run A first, even pairs B
 # first. Prints each run; leaves the messages/s in rates_a and
-# rates_b, and the p99 latencies at 10,000/s offered in p99_a and p99_b. The array args_a holds
-# further arguments for A's runs (none unless the caller sets it).
+# rates_b, the p99 latencies at 10,000/s offered in p99_a and p99_b, the process's CPU per message
+# of the throughput run (µs) in cpu_a and cpu_b, and the cores its latency run kept busy in cores_a
+# and cores_b. The array args_a holds further arguments for A's runs (none unless the caller sets it).
 
 args_a=()
 pairs_log=$(mktemp)
@@ -61,12 +62,22 @@ run_one() {
   local extra=()
   if [ "$2" = a ]; then extra=("${args_a[@]}"); fi
   bench_on_fresh_broker "$5" "$4" --count "$6" "${extra[@]}"
-  local rate latency p99
+  local rate latency p99 per_message cores
   rate=$(sed -nE 's/^pipeline: .* = ([0-9]+) messages\/s.*/\1/p' "$pairs_log.run")
   latency=$(sed -nE 's/^pipeline latency at .*(p50 [0-9.]+ ms, p99 [0-9.]+ ms).*/\1/p' "$pairs_log.run")
   p99=$(sed -nE 's/^pipeline latency at .*p99 ([0-9.]+) ms.*/\1/p' "$pairs_log.run")
-  echo "pair $1, $3: $rate messages/s; at 10,000/s offered $latency"
-  if [ "$2" = a ]; then rates_a+=("$rate") p99_a+=("$p99"); else rates_b+=("$rate") p99_b+=("$p99"); fi
+  # The process's CPU (pipeline and the producer feeding it): per message in the throughput run, and
+  # in cores over the latency run (both builds print them).
+  per_message=$(sed -nE 's/^pipeline: .*producer included: ([0-9.]+) s = .*/\1/p' "$pairs_log.run" |
+    awk -v count="$6" '{ printf "%.1f", $1 / count * 1e6 }')
+  cores=$(sed -nE 's/^latency run: CPU ([0-9.]+) s over ([0-9.]+) s.*/\1 \2/p' "$pairs_log.run" |
+    awk '{ printf "%.2f", $1 / $2 }')
+  echo "pair $1, $3: $rate messages/s ($per_message µs of CPU per message); at 10,000/s offered $latency, $cores cores"
+  if [ "$2" = a ]; then
+    rates_a+=("$rate") p99_a+=("$p99") cpu_a+=("$per_message") cores_a+=("$cores")
+  else
+    rates_b+=("$rate") p99_b+=("$p99") cpu_b+=("$per_message") cores_b+=("$cores")
+  fi
 }
 
 # One short run of binary $2 (broker binary $1), not counted: the first run after a build starts
@@ -76,7 +87,7 @@ run_one() {
 warm_up() { bench_on_fresh_broker "$1" "$2" --count 20000 --seconds 1; }
 
 run_pairs() {
-  rates_a=() rates_b=() p99_a=() p99_b=()
+  rates_a=() rates_b=() p99_a=() p99_b=() cpu_a=() cpu_b=() cores_a=() cores_b=()
   local pair
   echo "warming up both builds (one short run each, not counted) ..."
   warm_up "$1" "$5"
