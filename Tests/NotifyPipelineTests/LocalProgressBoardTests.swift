@@ -190,13 +190,7 @@ import Testing
         try await withPipelineBroker(partitions: 4) { broker in
             let pipeline = RunningPipeline(broker, configuration: configuration)
             try await pipeline.ready()
-            try await produce(
-                [
-                    Scenario.identity("alice", "Alice", at: 0), Scenario.identity("bob", "Bob", at: 0),
-                    Scenario.conversation("c", members: ["alice", "bob"]), Scenario.phone("bob"),
-                    Scenario.message("m1", in: "c", from: "alice", "hi", at: 1),
-                ], to: broker)
-            _ = try await readCommands(from: broker) { $0.count >= 1 }
+            try await produceOneCommand(to: broker)
             let marked = [Topic.fanout, Topic.fanoutRepartition, Topic.routeRepartition]
             // A second (50 mark intervals) in which nothing is written, within 30 s.
             let deadline = ContinuousClock.now + .seconds(30)

@@ -146,6 +146,18 @@ func readCommands(
     return records.map { try! JSONDecoder().decode(NotificationCommand.self, from: Data($0.value)) }
 }
 
+/// Produces the smallest scenario that makes a command (Alice writes Bob, who has a phone), and
+/// waits for that command.
+func produceOneCommand(to broker: EmbeddedBroker) async throws {
+    try await produce(
+        [
+            Scenario.identity("alice", "Alice", at: 0), Scenario.identity("bob", "Bob", at: 0),
+            Scenario.conversation("c", members: ["alice", "bob"]), Scenario.phone("bob"),
+            Scenario.message("m1", in: "c", from: "alice", "hi", at: 1),
+        ], to: broker)
+    _ = try await readCommands(from: broker) { $0.count >= 1 }
+}
+
 struct TestTimeout: Error, CustomStringConvertible {
     let what: String
     var description: String { "timed out waiting for \(what)" }
