@@ -230,29 +230,41 @@ public final class PipelineInstance: Sendable {
     }
 
     /// Releases the runner's waiting records every ``PipelineSettings/releaseCheckInterval`` while
-    /// some wait, or sooner when the wall clock lets one go sooner, and five times less often while
-    /// none does (a record that comes is looked at as it is read): a quiet pipeline does not wake a
-    /// thousand times a second.
+    /// some wait, or sooner when the wall clock lets one go sooner, and sleeps while none does until
+    /// the runner says some may (``StageRunner/recordsMayWait``; a record that comes is looked at as
+    /// it is read): a quiet pipeline does not wake a thousand times a second.
     private func releaseDue<Logic: StageLogic>(_ runner: StageRunner<Logic>) async throws {
         let interval = settings.releaseCheckInterval
-        var next = ContinuousClock.now + interval * 5
+        var recordsMayWait = runner.recordsMayWait.makeAsyncIterator()
+        var next: ContinuousClock.Instant?
         while !Task.isCancelled {
-            try await Task.sleep(until: next, clock: .continuous)
-            next = try await runner.releaseDue(checkInterval: interval) ?? .now + interval * 5
+            if let next {
+                try await Task.sleep(until: next, clock: .continuous)
+            } else if await recordsMayWait.next() == nil {
+                return
+            }
+            next = try await runner.releaseDue(checkInterval: interval)
         }
     }
 
     /// Sends the runner's changed progress marks every ``PipelineSettings/markInterval``, and tells
-    /// the board its marks every ``PipelineSettings/localMarkInterval`` between.
+    /// the board its marks every ``PipelineSettings/localMarkInterval`` between, unless the stage is
+    /// idle (``StageRunner/publishLocalMarks()``): then it wakes for the sends alone.
     private func announceMarks<Logic: StageLogic>(_ runner: StageRunner<Logic>) async throws {
         var sent = ContinuousClock.now
+        var idle = false
         while !Task.isCancelled {
-            try await Task.sleep(for: min(settings.markInterval, settings.localMarkInterval))
+            if idle {
+                try await Task.sleep(until: sent + settings.markInterval, clock: .continuous)
+            } else {
+                try await Task.sleep(for: min(settings.markInterval, settings.localMarkInterval))
+            }
             if ContinuousClock.now - sent >= settings.markInterval {
                 sent = .now
                 try await runner.announceMarks()
+                idle = false
             } else {
-                await runner.publishLocalMarks()
+                idle = await runner.publishLocalMarks()
             }
         }
     }

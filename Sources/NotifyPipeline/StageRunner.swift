@@ -62,6 +62,13 @@ actor StageRunner<Logic: StageLogic> {
     private var changelogPositions: [Int32: Int64] = [:]
     /// The sends in flight, each step chained to the same step of the send before.
     private var saveChain = SaveChain<PendingDeliveries>(maxBatchesInFlight: 8, maxSavesInFlight: 4)
+    /// When the tasks last did something that moves their marks otherwise than the wall clock does: a
+    /// batch, a record heard, records released, a lag seen, a task taken or given up (``isIdle(now:)``).
+    private var lastActivity = ContinuousClock.now
+    /// Says that records may have come to wait in the tasks' merges: the release loop, asleep while
+    /// none waited, looks again (``releaseDue(checkInterval:)``). One pending signal is kept.
+    nonisolated let recordsMayWait: AsyncStream<Void>
+    private let recordsMayWaitContinuation: AsyncStream<Void>.Continuation
 
     init(
         logic: Logic, producer: KafkaProducer, restorer: ChangelogRestorer, observer: PipelineObserver,
@@ -82,6 +89,13 @@ actor StageRunner<Logic: StageLogic> {
         self.observer = observer
         self.limits = limits
         self.logger = logger
+        (recordsMayWait, recordsMayWaitContinuation) = AsyncStream.makeStream(bufferingPolicy: .bufferingNewest(1))
+    }
+
+    /// Notes that the tasks' marks may have moved, and that records may wait in their merges.
+    private func noteActivity(at now: ContinuousClock.Instant) {
+        lastActivity = now
+        recordsMayWaitContinuation.yield()
     }
 
     /// Tells the observer how long this actor has worked since `started` (``PipelineObserver/onBusy``).
@@ -129,6 +143,7 @@ actor StageRunner<Logic: StageLogic> {
         // the instance's clock as the tasks that made records saw it (computed once per batch: it
         // looks at every task).
         if merge.localMarks != nil { publishMarks(now: now, instanceClock: clock.value ?? instanceClock(now: now)) }
+        noteActivity(at: now)
         observer.consumed(consumed)
         processedSinceTick = true
         saveIfDue(into: &output)
@@ -151,6 +166,8 @@ actor StageRunner<Logic: StageLogic> {
         let now = ContinuousClock.now
         var clock = InstanceClock()
         let lagging = Dictionary(uniqueKeysWithValues: lagging.map { (Self.source(topic, $0.key), $0.value) })
+        // The follower reports every tick, also when nothing came: only what it brought is activity.
+        let changed = !records.isEmpty || lagging.contains { heardLag[$0.key] != $0.value || $0.value }
         heardLag.merge(lagging) { $1 }
         for record in records { heardRecords[record.topicPartition, default: [:]][record.key ?? []] = record }
         for partition in tasks.keys.sorted() {
@@ -161,6 +178,7 @@ actor StageRunner<Logic: StageLogic> {
                         limits: limits, now: now)
                 })
         }
+        if changed { noteActivity(at: now) }
         noteBusy(since: now)
         try await send(output)
     }
@@ -233,12 +251,30 @@ actor StageRunner<Logic: StageLogic> {
     /// Tells the ``LocalProgressBoard`` every task's marks as they are now, between the sends of
     /// ``announceMarks()``: a task publishes its marks when it makes records, and otherwise its
     /// readers in this instance (which wait for each local writer) would learn only at the next send
-    /// that they moved on, for instance that its input was read to its end.
-    func publishLocalMarks() {
-        guard merge.localMarks != nil, !tasks.isEmpty else { return }
+    /// that they moved on, for instance that its input was read to its end. Nothing is told while the
+    /// stage is idle (``isIdle(now:)``); returns whether it is.
+    func publishLocalMarks() -> Bool {
         let now = ContinuousClock.now
+        if isIdle(now: now) { return true }
+        guard merge.localMarks != nil, !tasks.isEmpty else { return false }
         publishMarks(now: now)
         noteBusy(since: now)
+        return false
+    }
+
+    /// Whether the stage is idle: no record waits in any task's merge, and nothing but the wall clock
+    /// has moved the tasks' marks for longer than an input counts as recent plus the lateness
+    /// (``EventTimeMerge/recentInput``). Every mark is then an idle one, which its readers in this
+    /// instance move on with the wall clock themselves, or one that stays as it is until something
+    /// happens: telling them again would tell them nothing new. (An idle pipeline computed every
+    /// task's marks 200 times a second per stage.)
+    private func isIdle(now: ContinuousClock.Instant) -> Bool {
+        guard now - lastActivity > EventTimeMerge<Logic.Input>.recentInput + .milliseconds(merge.lateness) else {
+            return false
+        }
+        var waiting = false
+        forEachTask { _, task in waiting = waiting || task.merge.earliest != nil }
+        return !waiting
     }
 
     /// Every task's marks now, per mark target in task order, told to the ``LocalProgressBoard`` (if
@@ -326,6 +362,7 @@ actor StageRunner<Logic: StageLogic> {
             if task.merge.nextRelease.map({ $0 <= now }) ?? true { due.append(partition) }
         }
         if !due.isEmpty {
+            lastActivity = now
             due.sort()
             var clock = InstanceClock()
             var output = TaskOutput()
@@ -359,6 +396,7 @@ actor StageRunner<Logic: StageLogic> {
             output.append(
                 work(partition, now: now, clock: &clock) { $0.advanceClock(logic: logic, lag: lag, now: now) })
         }
+        if !output.isEmpty || lag?.values.contains(where: { $0 > 0 }) == true { noteActivity(at: now) }
         if processedSinceTick {
             saveIfDue(into: &output)
         } else {
@@ -424,6 +462,7 @@ actor StageRunner<Logic: StageLogic> {
                     "milliseconds": "\((ContinuousClock.now - started).milliseconds)",
                 ])
         }
+        noteActivity(at: .now)
         try await send(tableOutput)
     }
 
@@ -461,6 +500,7 @@ actor StageRunner<Logic: StageLogic> {
         // work whose offsets could only be stored after the partitions are gone.
         merge.localMarks?.remove(tasks: partitions)
         merge.localMarks?.forgetReaders(of: merge.markedTopics.keys, partitions: partitions)
+        noteActivity(at: .now)
         var saved = TaskOutput()
         for partition in partitions {
             guard var task = tasks.removeValue(forKey: partition) else { continue }
