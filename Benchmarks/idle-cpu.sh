@@ -11,6 +11,7 @@
 # the debug `notify`. Uncommitted changes of this tree are measured.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source Benchmarks/median.sh
 runs=${1:-3}
 seconds=${2:-20}
 warmup=${3:-15}
@@ -55,6 +56,4 @@ for run in $(seq "$runs"); do
   echo "run $run: an idle pipeline kept ${cores[-1]} cores busy over $seconds s"
   stop
 done
-median=$(printf '%s\n' "${cores[@]}" | sort -n |
-  awk '{ a[NR] = $1 } END { print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2 }')
-echo "median: $median cores"
+echo "median: $(median "${cores[@]}") cores"

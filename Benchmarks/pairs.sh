@@ -36,8 +36,7 @@ build_copy() {
   copy_bench="$(cd "$1/tree" && swift build -c release "${scratch[@]}" --show-bin-path)/notify-bench"
 }
 
-# The median of its arguments.
-median() { printf '%s\n' "$@" | sort -n | awk '{ a[NR] = $1 } END { print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2 }'; }
+source Benchmarks/median.sh
 
 # `$1 / $2` with three decimals.
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", a / b }'; }
