@@ -141,7 +141,7 @@ struct EventTimeMerge<Input: Sendable>: Sendable {
     /// The longest a record waits for the floors; then it is folded anyway.
     let maximumWait: Duration
     /// The event clock (microseconds) as each release saw it, over the last ``lateness`` of
-    /// wall-clock time (and the one sample before), oldest first (see ``settledClock(now:)``).
+    /// wall-clock time (and the one sample before), oldest first (see ``settledClock(now:localWriters:)``).
     private var clockSamples: [(wall: ContinuousClock.Instant, clock: Int64)] = []
     /// When the merge took its first record. For ``lateness`` from then, where the event clock stood
     /// the lateness ago is unknown, and an input read to its end holds every record (see ``floor(now:)``).
@@ -264,17 +264,16 @@ struct EventTimeMerge<Input: Sendable>: Sendable {
     }
 
     /// ``eventClock(now:)`` in microseconds, its local writers read straight from the board
-    /// (``LocalProgressBoard/forEachCaughtUpWriter(of:partition:seen:_:)``): the same clock, without the
+    /// (``LocalProgressBoard/latestCaughtUpClocks(of:readers:clock:)``): the same clock, without the
     /// readings the floors need.
     private func microsecondClock(now: ContinuousClock.Instant) -> Int64? {
         var clock = heardClock(now: now)
         guard let localMarks else { return clock }
         for (topic, _) in markedTopicList {
-            localMarks.forEachCaughtUpWriter(of: topic, partition: partition, seen: sequencesRead[topic] ?? [:]) {
-                mark, madeAt in
-                guard let time = clockTime(of: mark, heardAt: madeAt, now: now) else { return }
-                clock = max(clock ?? .min, time)
-            }
+            let local = localMarks.latestCaughtUpClocks(
+                of: topic, readers: [(partition, sequencesRead[topic] ?? [:])],
+                clock: { clockTime(of: $0, heardAt: $1, now: now) })
+            if let time = local[0] { clock = max(clock ?? .min, time) }
         }
         return clock
     }
@@ -303,7 +302,7 @@ struct EventTimeMerge<Input: Sendable>: Sendable {
     /// reader whose clock comes from its writers' marks would otherwise take it off twice, and hold
     /// its own read-to-end inputs (stage 2's tables) that much longer. (A writer whose inputs lag
     /// marks their latest time: the reader's clock is then at most the lateness ahead of it.)
-    private func clockTime(of mark: ProgressMark, heardAt: ContinuousClock.Instant, now: ContinuousClock.Instant)
+    func clockTime(of mark: ProgressMark, heardAt: ContinuousClock.Instant, now: ContinuousClock.Instant)
         -> Int64?
     {
         switch mark {
@@ -313,7 +312,7 @@ struct EventTimeMerge<Input: Sendable>: Sendable {
         }
     }
 
-    /// Keeps the event clock as it is now (see ``settledClock(now:)``).
+    /// Keeps the event clock as it is now (see ``settledClock(now:localWriters:)``).
     private mutating func noteClock(_ clock: Int64?, now: ContinuousClock.Instant) {
         guard let clock else { return }
         clockSamples.append((now, clock))
@@ -332,11 +331,18 @@ struct EventTimeMerge<Input: Sendable>: Sendable {
     /// records now reaching Kafka were produced: a partition whose newest records the consumer
     /// has not seen yet (its high watermark is news of the last fetch) is not taken as read past
     /// times the burst reached since.
-    func settledClock(now: ContinuousClock.Instant) -> Int64? {
-        settledClock(microsecondClock(now: now), now: now)
+    ///
+    /// `localWriters` is the local writers' part of the event clock (microseconds): the latest clock
+    /// among the writers on the board whose records here this merge has all read, as
+    /// ``LocalProgressBoard/latestCaughtUpClocks(of:readers:clock:)`` gives it for every task of the
+    /// instance at once (nil: none, or no board).
+    func settledClock(now: ContinuousClock.Instant, localWriters: Int64?) -> Int64? {
+        let heard = heardClock(now: now)
+        guard let localWriters else { return settledClock(heard, now: now) }
+        return settledClock(max(heard ?? .min, localWriters), now: now)
     }
 
-    /// ``settledClock(now:)`` of the event clock `clock` (microseconds).
+    /// ``settledClock(now:localWriters:)`` of the event clock `clock` (microseconds).
     private func settledClock(_ clock: Int64?, now: ContinuousClock.Instant) -> Int64? {
         guard let clock else { return nil }
         let horizon = now - .milliseconds(lateness)
@@ -426,7 +432,7 @@ struct EventTimeMerge<Input: Sendable>: Sendable {
     /// that was read within ``recentInput``, else from `instanceClock` (the event clock of the
     /// instance's busiest task): a quiet partition does not hold stage 2 back. So does an input
     /// that lags but brought nothing for ``maximumWait``: the task waits it out itself.
-    /// `instanceClock` is in microseconds, as ``settledClock(now:)``.
+    /// `instanceClock` is in microseconds, as ``settledClock(now:localWriters:)``.
     ///
     /// A `.at` mark is a whole millisecond: the inputs' floor in microseconds is rounded up, as
     /// ``floor(now:)`` rounds, so that it names the first millisecond those inputs can still bring.

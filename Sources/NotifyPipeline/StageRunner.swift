@@ -226,11 +226,30 @@ actor StageRunner<Logic: StageLogic> {
     }
 
     /// The event clock of the instance's busiest task in microseconds, as settled (see
-    /// ``EventTimeMerge/settledClock(now:)``; plus the lateness, which readers of an idle mark take off).
+    /// ``EventTimeMerge/settledClock(now:localWriters:)``; plus the lateness, which readers of an
+    /// idle mark take off). The local writers' part of every task's clock comes from one look at the
+    /// board per marked topic, for all the tasks.
     private func instanceClock(now: ContinuousClock.Instant) -> Int64? {
+        var localWriters = [Int64?](repeating: nil, count: tasks.count)
+        if let board = merge.localMarks {
+            for topic in merge.markedTopics.keys {
+                var readers: [(partition: Int32, seen: [Int32: Int64])] = []
+                readers.reserveCapacity(tasks.count)
+                forEachTask { _, task in
+                    readers.append((task.merge.partition, task.merge.sequencesRead[topic] ?? [:]))
+                }
+                let clocks = board.latestCaughtUpClocks(
+                    of: topic, readers: readers, clock: { merge.clockTime(of: $0, heardAt: $1, now: now) })
+                for (index, clock) in clocks.enumerated() {
+                    if let clock { localWriters[index] = max(localWriters[index] ?? .min, clock) }
+                }
+            }
+        }
         var clock: Int64?
+        var index = 0
         forEachTask { _, task in
-            guard let settled = task.merge.settledClock(now: now) else { return }
+            defer { index += 1 }
+            guard let settled = task.merge.settledClock(now: now, localWriters: localWriters[index]) else { return }
             clock = max(clock ?? .min, settled.saturating(plus: EventMicroseconds.microseconds(task.merge.lateness)))
         }
         return clock

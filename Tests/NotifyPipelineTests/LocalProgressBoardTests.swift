@@ -139,6 +139,7 @@ import Testing
 
     /// The writers an event clock counts, read without a ``LocalProgressBoard/Reading``, are those
     /// the reading lists with nothing unread: not one with records on their way, not one given up.
+    /// Each reader gets the latest clock among the writers it has caught up with.
     @Test func theCaughtUpWritersAreTheReadingsWithNothingUnread() throws {
         let now = ContinuousClock.now
         let board = LocalProgressBoard()
@@ -152,22 +153,24 @@ import Testing
         var written = [OutgoingRecord(topic: "marked", key: nil, value: [1], partition: 0, timestampMilliseconds: 7)]
         board.number(&written, topic: "marked", task: 1)  // On its way: task 1 is not caught up.
         board.remove(tasks: [2])  // Given up: no mark of task 2 counts.
+        var everyRecordRead = seen
+        everyRecordRead[1] = try sequence(written[0], on: board)
         seen[3] = nil  // Task 3 not read at all.
-        var caughtUp: [Int64] = []
-        board.forEachCaughtUpWriter(of: "marked", partition: 0, seen: seen) { mark, madeAt in
-            if case .idle(let since) = mark { caughtUp.append(since) }
+        let clock = { (mark: ProgressMark, madeAt: ContinuousClock.Instant) -> Int64? in
             #expect(madeAt == now)
+            guard case .idle(let since) = mark else { return nil }
+            return since
         }
+        let clocks = board.latestCaughtUpClocks(
+            of: "marked", readers: [(0, seen), (0, everyRecordRead)], clock: clock)
         let reading = board.writers(of: "marked", partition: 0, seen: seen)
         let expected = reading.current.filter { $0.unread == .max }.compactMap { entry -> Int64? in
             if case .idle(let since) = entry.mark { since } else { nil }
         }
-        #expect(caughtUp == [1_000_000])
-        #expect(caughtUp == expected)
+        #expect(clocks == [1_000_000, 4_000_000], "task 0's alone, then the latest of tasks 0, 1 and 3")
+        #expect(clocks[0] == expected.max())
         #expect(reading.current.map(\.task).sorted() == [0, 1], "task 1 is listed, with its record's time unread")
-        var none = 0
-        board.forEachCaughtUpWriter(of: "other", partition: 0, seen: seen) { _, _ in none += 1 }
-        #expect(none == 0)
+        #expect(board.latestCaughtUpClocks(of: "other", readers: [(0, seen)], clock: clock) == [nil])
     }
 
     /// The merge tells the board what it has read, once per change.
