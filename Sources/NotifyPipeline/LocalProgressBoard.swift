@@ -223,15 +223,22 @@ final class LocalProgressBoard: Sendable {
     }
 
     /// Partition of `topic` → the local writers whose every record there its local reader has read:
-    /// that reader takes their marks from this board, and they need not go through Kafka.
-    func currentWriters(topic: String) -> [Int32: Set<Int32>] {
+    /// that reader takes their marks from this board, and they need not go through Kafka. (Asked at
+    /// every mark interval, for every pair of a writer and a partition read here: as sets of bits,
+    /// not hash sets, which at 256 partitions made it most of the cost of sending the marks.)
+    func currentWriters(topic: String) -> [Int32: TaskSet] {
         let seen = readers.withLock { $0[topic] ?? [:] }
         return writers.withLock { writers in
-            var current: [Int32: Set<Int32>] = [:]
-            for (task, writer) in writers[topic] ?? [:] where writer.madeAt != nil {
-                for (partition, last) in writer.lastSequence where seen[partition]?[task] == last {
-                    current[partition, default: []].insert(task)
+            let writers = writers[topic] ?? [:]
+            var current: [Int32: TaskSet] = [:]
+            for (partition, read) in seen {
+                var tasks = TaskSet()
+                for (task, sequence) in read {
+                    guard let writer = writers[task], writer.madeAt != nil, writer.lastSequence[partition] == sequence
+                    else { continue }
+                    tasks.insert(task)
                 }
+                if !tasks.isEmpty { current[partition] = tasks }
             }
             return current
         }
@@ -249,13 +256,27 @@ final class LocalProgressBoard: Sendable {
 
     /// Writer tasks (their partition numbers, from 0) as bits: a merge reads the board at every
     /// release, and a set of them would be a hash table built each time.
-    struct TaskSet: Sendable {
+    struct TaskSet: Sendable, Equatable, ExpressibleByArrayLiteral {
         /// Tasks 0 to 63.
         private var first: UInt64 = 0
         /// Tasks from 64 on, 64 to a word.
         private var more: [UInt64] = []
 
         init() {}
+
+        init(arrayLiteral tasks: Int32...) {
+            for task in tasks { insert(task) }
+        }
+
+        var isEmpty: Bool { first == 0 && more.allSatisfy { $0 == 0 } }
+
+        static func == (lhs: TaskSet, rhs: TaskSet) -> Bool {
+            lhs.first == rhs.first
+                && (0..<max(lhs.more.count, rhs.more.count)).allSatisfy { lhs.word($0) == rhs.word($0) }
+        }
+
+        /// Word `index` of ``more``, 0 past its end.
+        private func word(_ index: Int) -> UInt64 { index < more.count ? more[index] : 0 }
 
         mutating func insert(_ task: Int32) {
             guard task >= 0 else { return }
@@ -271,8 +292,7 @@ final class LocalProgressBoard: Sendable {
         func contains(_ task: Int32) -> Bool {
             guard task >= 0 else { return false }
             guard task >= 64 else { return first & (1 << UInt64(task)) != 0 }
-            let word = Int(task / 64) - 1
-            return word < more.count && more[word] & (1 << UInt64(task % 64)) != 0
+            return word(Int(task / 64) - 1) & (1 << UInt64(task % 64)) != 0
         }
     }
 

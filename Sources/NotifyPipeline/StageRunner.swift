@@ -344,18 +344,24 @@ actor StageRunner<Logic: StageLogic> {
                 marks.append((partition, header, mark))
             }
             let current = board?.currentWriters(topic: topic) ?? [:]
+            // Taken out of the tables for the loop, which runs tasks × partitions times per interval:
+            // looked up there, the topic's name was hashed each time (20% of a profile at 256 partitions).
+            var announcedHere = announced.removeValue(forKey: topic) ?? [:]
+            defer { if !announcedHere.isEmpty { announced[topic] = announcedHere } }
             for target in 0..<partitions {
+                let currentHere = current[target] ?? []
+                var said = announcedHere.removeValue(forKey: target) ?? [:]
                 var headers: [KafkaHeader] = []
                 for (task, header, mark) in marks {
-                    if current[target]?.contains(task) == true {
-                        // Heard here; said again through Kafka once this reader is not current.
-                        announced[topic]?[target]?[task] = nil
+                    if currentHere.contains(task) {
+                        said[task] = nil  // Heard here; said again through Kafka once this reader is not current.
                         continue
                     }
-                    guard announced[topic]?[target]?[task].map({ mark.differs(from: $0) }) ?? true else { continue }
-                    announced[topic, default: [:]][target, default: [:]][task] = mark
+                    guard said[task].map({ mark.differs(from: $0) }) ?? true else { continue }
+                    said[task] = mark
                     if !fenced.contains(task) { headers.append(header) }  // A fence carries it.
                 }
+                if !said.isEmpty { announcedHere[target] = said }
                 guard !headers.isEmpty else { continue }
                 if let board { headers.append(board.markRecordHeader) }
                 output.records.append(

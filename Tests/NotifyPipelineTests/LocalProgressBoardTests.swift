@@ -118,6 +118,19 @@ import Testing
         #expect(unread.earliest(after: Int64(14 + LocalProgressBoard.Unread.limit)) == .max)
     }
 
+    /// A set of writer tasks as bits holds tasks past the first word, and two sets are equal when they
+    /// hold the same tasks, however they were built.
+    @Test func aTaskSetHoldsTasksPastTheFirstWord() {
+        var built = LocalProgressBoard.TaskSet()
+        for task: Int32 in [200, 3, 70, -1] { built.insert(task) }
+        #expect(built.contains(3) && built.contains(70) && built.contains(200))
+        #expect(!built.contains(71) && !built.contains(199) && !built.contains(900) && !built.contains(-1))
+        #expect(built == [3, 70, 200])
+        #expect(built != [3, 70])
+        #expect(([] as LocalProgressBoard.TaskSet) == LocalProgressBoard.TaskSet())
+        #expect(LocalProgressBoard.TaskSet().isEmpty && !built.isEmpty)
+    }
+
     /// A writer's marks need not go through Kafka to a partition whose local reader has read its every
     /// record there; they must again once it writes more, or once the reader is given up.
     @Test func aWriterIsCurrentForAReaderThatReadItsEveryRecord() throws {
