@@ -30,11 +30,7 @@ echo "building notify-bench from this tree (.build-static) ..."
 build_this_tree
 
 echo "building notify-bench at $baseline (.build-$baseline) ..."
-if [ ! -d ".build-$baseline/tree" ]; then
-  git worktree prune
-  git worktree add -q --detach ".build-$baseline/tree" "$baseline"
-fi
-build_copy ".build-$baseline"
+build_baseline "$baseline"
 
 run_pairs "$broker_bin" "$pairs" "$count" "$name" "$tree_bench" "$baseline" "$copy_bench"
 now=$(median "${rates_a[@]}")

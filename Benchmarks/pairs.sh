@@ -9,9 +9,13 @@
 # first. Prints each run; leaves the messages/s in rates_a and
 # rates_b, the p99 latencies at 10,000/s offered in p99_a and p99_b, the process's CPU per message
 # of the throughput run (µs) in cpu_a and cpu_b, and the cores its latency run kept busy in cores_a
-# and cores_b. The array args_a holds further arguments for A's runs (none unless the caller sets it).
+# and cores_b. The array args_a holds further arguments for A's runs, and broker_args for every
+# run's `notify broker` (none unless the caller sets them).
+#
+#   build_baseline COMMIT            builds the bench at COMMIT in .build-COMMIT; sets copy_bench
 
 args_a=()
+broker_args=()
 pairs_log=$(mktemp)
 pairs_broker=
 trap 'if [ -n "$pairs_broker" ]; then kill "$pairs_broker" 2>/dev/null; wait "$pairs_broker" 2>/dev/null; fi; rm -f "$pairs_log" "$pairs_log.run"' EXIT
@@ -36,6 +40,16 @@ build_copy() {
   copy_bench="$(cd "$1/tree" && swift build -c release "${scratch[@]}" --show-bin-path)/notify-bench"
 }
 
+# The `notify-bench` of commit $1, from a git worktree in .build-$1/tree (made the first time)
+# built in .build-$1/build: the first build takes several minutes, later runs reuse it.
+build_baseline() {
+  if [ ! -d ".build-$1/tree" ]; then
+    git worktree prune
+    git worktree add -q --detach ".build-$1/tree" "$1"
+  fi
+  build_copy ".build-$1"
+}
+
 source Benchmarks/median.sh
 
 # `$1 / $2` with three decimals.
@@ -46,7 +60,7 @@ ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", a / b }'; }
 bench_on_fresh_broker() {
   local broker_bin=$1 bench=$2
   shift 2
-  "$broker_bin/notify" broker >"$pairs_log" 2>/dev/null &
+  "$broker_bin/notify" broker "${broker_args[@]}" >"$pairs_log" 2>/dev/null &
   pairs_broker=$!
   for _ in $(seq 100); do [ -s "$pairs_log" ] && break; sleep 0.1; done
   "$bench" pipeline --bootstrap "$(head -1 "$pairs_log")" --schemas Schemas \
