@@ -223,9 +223,9 @@ final class LocalProgressBoard: Sendable {
     }
 
     /// Partition of `topic` → the local writers whose every record there its local reader has read:
-    /// that reader takes their marks from this board, and they need not go through Kafka. (Asked at
-    /// every mark interval, for every pair of a writer and a partition read here: as sets of bits,
-    /// not hash sets, which at 256 partitions made it most of the cost of sending the marks.)
+    /// that reader takes their marks from this board, and they need not go through Kafka. Asked at
+    /// every mark interval, it compares every pair of a partition read here and a writer (at 256
+    /// partitions, most of what announcing the marks costs), and gives sets of bits, not hash sets.
     func currentWriters(topic: String) -> [Int32: TaskSet] {
         let seen = readers.withLock { $0[topic] ?? [:] }
         return writers.withLock { writers in

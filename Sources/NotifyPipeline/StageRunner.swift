@@ -345,7 +345,7 @@ actor StageRunner<Logic: StageLogic> {
             }
             let current = board?.currentWriters(topic: topic) ?? [:]
             // Taken out of the tables for the loop, which runs tasks × partitions times per interval:
-            // looked up there, the topic's name was hashed each time (20% of a profile at 256 partitions).
+            // looked up there, the topic's name was hashed for every pair.
             var announcedHere = announced.removeValue(forKey: topic) ?? [:]
             defer { if !announcedHere.isEmpty { announced[topic] = announcedHere } }
             for target in 0..<partitions {
