@@ -236,7 +236,7 @@ struct EventTimeMerge<Input: Sendable>: Sendable {
     /// has brought, plus the wall-clock time since it was read (the freshest of its inputs, and of
     /// the stage-1 tasks' marks).
     func eventClock(now: ContinuousClock.Instant) -> Int64? {
-        microsecondClock(now: now).map(EventMicroseconds.milliseconds(roundingDown:))
+        eventClock(now: now, local: localWriters()).map(EventMicroseconds.milliseconds(roundingDown:))
     }
 
     /// The local writers of each marked topic, in the order of ``markedTopicList``, as this merge's
@@ -259,21 +259,6 @@ struct EventTimeMerge<Input: Sendable>: Sendable {
                 guard let time = clockTime(of: mark, heardAt: madeAt, now: now) else { continue }
                 clock = max(clock ?? .min, time)
             }
-        }
-        return clock
-    }
-
-    /// ``eventClock(now:)`` in microseconds, its local writers read straight from the board
-    /// (``LocalProgressBoard/latestCaughtUpClocks(of:readers:clock:)``): the same clock, without the
-    /// readings the floors need.
-    private func microsecondClock(now: ContinuousClock.Instant) -> Int64? {
-        var clock = heardClock(now: now)
-        guard let localMarks else { return clock }
-        for (topic, _) in markedTopicList {
-            let local = localMarks.latestCaughtUpClocks(
-                of: topic, readers: [(partition, sequencesRead[topic] ?? [:])],
-                clock: { clockTime(of: $0, heardAt: $1, now: now) })
-            if let time = local[0] { clock = max(clock ?? .min, time) }
         }
         return clock
     }
