@@ -377,22 +377,30 @@ actor StageRunner<Logic: StageLogic> {
     /// ``PartitionTask/releaseDue(logic:now:)``), and queues what they made. Returns when to look
     /// again: `checkInterval` from now, or sooner when a merge's wall clock lets a record go sooner
     /// (``EventTimeMerge/nextRelease``); nil when no record waits.
+    ///
+    /// When a task due now lets records go, the tasks whose merges expect to within
+    /// ``EventTimeMerge/wallClockStep`` are looked at too: the tasks of an instance share its clock
+    /// and their floors pass a time together, sooner than a merge foresees when the marks of the
+    /// others move on. Looked at only as each merge foresaw, stage 1 let one time's records go in
+    /// pieces up to 4 ms apart (p99, at 10,000 messages/s), and stage 2 waited for the last piece.
     func releaseDue(checkInterval: Duration) async throws -> ContinuousClock.Instant? {
         let now = ContinuousClock.now
+        let soon = now + .microseconds(EventTimeMerge<Logic.Input>.wallClockStep)
         var due: [Int32] = []
+        var dueSoon: [Int32] = []
         forEachTask { partition, task in
             guard task.merge.earliest != nil else { return }
             // A merge whose floors the wall clock alone holds until later is left until then: the
             // records and marks its task reads meanwhile are looked at as they come.
-            if task.merge.nextRelease.map({ $0 <= now }) ?? true { due.append(partition) }
+            guard let release = task.merge.nextRelease, release > now else { return due.append(partition) }
+            if release <= soon { dueSoon.append(partition) }
         }
         if !due.isEmpty {
             lastActivity = now
-            due.sort()
             var clock = InstanceClock()
             var output = TaskOutput()
-            for partition in due {
-                output.append(work(partition, now: now, clock: &clock) { $0.releaseDue(logic: logic, now: now) })
+            if release(due, now: now, clock: &clock, into: &output) {
+                release(dueSoon, now: now, clock: &clock, into: &output)
             }
             noteBusy(since: now)
             try await send(output)
@@ -405,6 +413,24 @@ actor StageRunner<Logic: StageLogic> {
             if let release = task.merge.nextRelease { next = min(next, release) }
         }
         return waiting ? next : nil
+    }
+
+    /// Folds what the merges of the tasks of `partitions` let go now into `output`; returns whether
+    /// any let records go.
+    @discardableResult
+    private func release(
+        _ partitions: [Int32], now: ContinuousClock.Instant, clock: inout InstanceClock, into output: inout TaskOutput
+    ) -> Bool {
+        var released = false
+        for partition in partitions.sorted() {
+            output.append(
+                work(partition, now: now, clock: &clock) { task in
+                    let waiting = task.merge.count
+                    defer { released = released || task.merge.count < waiting }
+                    return task.releaseDue(logic: logic, now: now)
+                })
+        }
+        return released
     }
 
     /// Lets wall-clock time advance event time in every task, so waits end while input is quiet.
