@@ -211,7 +211,7 @@ struct PartitionTask<Logic: StageLogic>: Sendable {
         }
         merge.publishReads()
         noteLag(lag, logic: logic, now: now)
-        foldReleased(logic: logic, now: now, into: &output)
+        foldReleased(logic: logic, now: now, predicting: true, into: &output)
         return output
     }
 
@@ -257,8 +257,8 @@ struct PartitionTask<Logic: StageLogic>: Sendable {
     }
 
     /// Folds what the merge lets go; `predicting`: the merge works out when the wall clock will let
-    /// its next record go (see ``EventTimeMerge/nextRelease``), which only the release passes between
-    /// batches use (a busy task's next batch comes sooner).
+    /// its next record go (see ``EventTimeMerge/nextRelease``), for the release loop
+    /// (``StageRunner/releaseDue(checkInterval:)``).
     private mutating func foldReleased(
         logic: Logic, now: ContinuousClock.Instant, predicting: Bool = false, into output: inout TaskOutput
     ) {

@@ -34,8 +34,9 @@ public struct PipelineSettings: Sendable {
     /// here, which wait for every local writer, learn it this soon rather than at the next send (and
     /// after every batch the stage reads: a batch may say an input is now read to its end).
     public var localMarkInterval: Duration = .milliseconds(5)
-    /// How often records waiting in the event-time merge are checked between batches: the most a
-    /// record waits after the wall clock has moved its floors past it.
+    /// How often records waiting in the event-time merge are checked between batches while their
+    /// merge cannot foresee when the wall clock lets them go (a floor that records or marks move
+    /// holds them); the others are looked at when foreseen.
     public var releaseCheckInterval: Duration = .milliseconds(1)
     /// How often the cluster is asked for metadata, for the probes (``PipelineObserver/onClusterCheck``).
     public var clusterCheckInterval: Duration = .seconds(2)
@@ -229,20 +230,17 @@ public final class PipelineInstance: Sendable {
         }
     }
 
-    /// Releases the runner's waiting records every ``PipelineSettings/releaseCheckInterval`` while
-    /// some wait, or sooner when the wall clock lets one go sooner, and sleeps while none does until
-    /// the runner says some may (``StageRunner/recordsMayWait``; a record that comes is looked at as
-    /// it is read): a quiet pipeline does not wake a thousand times a second.
+    /// Releases the runner's waiting records when the wall clock lets them go, as its merges foresee,
+    /// or every ``PipelineSettings/releaseCheckInterval`` while one cannot foresee it, and sleeps
+    /// otherwise until the runner rings (``StageRunner/releaseAlarm``; a record that comes is looked
+    /// at as it is read): a quiet pipeline does not wake a thousand times a second.
     private func releaseDue<Logic: StageLogic>(_ runner: StageRunner<Logic>) async throws {
         let interval = settings.releaseCheckInterval
-        var recordsMayWait = runner.recordsMayWait.makeAsyncIterator()
+        let alarm = runner.releaseAlarm
         var next: ContinuousClock.Instant?
-        while !Task.isCancelled {
-            if let next {
-                try await Task.sleep(until: next, clock: .continuous)
-            } else if await recordsMayWait.next() == nil {
-                return
-            }
+        while true {
+            await alarm.wait(until: next)
+            if Task.isCancelled { return }
             next = try await runner.releaseDue(checkInterval: interval)
         }
     }

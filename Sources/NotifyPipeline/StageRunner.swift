@@ -65,10 +65,11 @@ actor StageRunner<Logic: StageLogic> {
     /// When the tasks last did something that moves their marks otherwise than the wall clock does: a
     /// batch, a record heard, records released, a lag seen, a task taken or given up (``isIdle(now:)``).
     private var lastActivity = ContinuousClock.now
-    /// Says that records may have come to wait in the tasks' merges: the release loop, asleep while
-    /// none waited, looks again (``releaseDue(checkInterval:)``). One pending signal is kept.
-    nonisolated let recordsMayWait: AsyncStream<Void>
-    private let recordsMayWaitContinuation: AsyncStream<Void>.Continuation
+    /// Wakes the release loop when records may go sooner than it planned (``releaseDue(checkInterval:)``).
+    nonisolated let releaseAlarm = ReleaseAlarm()
+    /// When the release loop looks again, as ``releaseDue(checkInterval:)`` last said; nil: not until
+    /// its alarm rings.
+    private var plannedRelease: ContinuousClock.Instant?
 
     init(
         logic: Logic, producer: KafkaProducer, restorer: ChangelogRestorer, observer: PipelineObserver,
@@ -89,13 +90,25 @@ actor StageRunner<Logic: StageLogic> {
         self.observer = observer
         self.limits = limits
         self.logger = logger
-        (recordsMayWait, recordsMayWaitContinuation) = AsyncStream.makeStream(bufferingPolicy: .bufferingNewest(1))
     }
 
-    /// Notes that the tasks' marks may have moved, and that records may wait in their merges.
+    /// Notes that the tasks' marks may have moved, and that records may wait in their merges: the
+    /// release loop looks again now.
     private func noteActivity(at now: ContinuousClock.Instant) {
         lastActivity = now
-        recordsMayWaitContinuation.yield()
+        releaseAlarm.ring()
+    }
+
+    /// Rings the release loop if a task of `partitions` has records waiting that may go before the
+    /// loop planned to look: its merge foresaw so (a batch folds what it can and foresees the rest),
+    /// or could not foresee when (a floor that only records or marks move holds them).
+    private func ringIfSooner(_ partitions: some Sequence<Int32>) {
+        for partition in partitions {
+            guard let merge = tasks[partition]?.merge, merge.earliest != nil else { continue }
+            guard let planned = plannedRelease, let release = merge.nextRelease, release >= planned else {
+                return releaseAlarm.ring()
+            }
+        }
     }
 
     /// Tells the observer how long this actor has worked since `started` (``PipelineObserver/onBusy``).
@@ -125,7 +138,8 @@ actor StageRunner<Logic: StageLogic> {
         let lag = try? consumer?.lag()
         let now = ContinuousClock.now
         var clock = InstanceClock()
-        for partition in byPartition.keys.sorted() {
+        let partitions = byPartition.keys.sorted()
+        for partition in partitions {
             var records = byPartition.removeValue(forKey: partition)!
             guard tasks[partition] != nil else {
                 logger.debug("Records of a partition given up are dropped", metadata: ["partition": "\(partition)"])
@@ -143,7 +157,8 @@ actor StageRunner<Logic: StageLogic> {
         // the instance's clock as the tasks that made records saw it (computed once per batch: it
         // looks at every task).
         if merge.localMarks != nil { publishMarks(now: now, instanceClock: clock.value ?? instanceClock(now: now)) }
-        noteActivity(at: now)
+        lastActivity = now
+        ringIfSooner(partitions)
         observer.consumed(consumed)
         processedSinceTick = true
         saveIfDue(into: &output)
@@ -375,8 +390,11 @@ actor StageRunner<Logic: StageLogic> {
 
     /// Folds the records that wait in the tasks' merges and may go now (see
     /// ``PartitionTask/releaseDue(logic:now:)``), and queues what they made. Returns when to look
-    /// again: `checkInterval` from now, or sooner when a merge's wall clock lets a record go sooner
-    /// (``EventTimeMerge/nextRelease``); nil when no record waits.
+    /// again: the earliest instant a merge's wall clock lets a record go (``EventTimeMerge/nextRelease``),
+    /// or `checkInterval` from now if a merge with records waiting could not foresee one; nil when no
+    /// record waits. Meanwhile a batch that leaves records waiting which may go sooner rings
+    /// ``releaseAlarm``; with every task looked at each `checkInterval` instead, most passes at 10,000
+    /// messages/s found no task due (stage 1 842 passes a second, 479 of them idle; stage 2 363, 312).
     ///
     /// When a task due now lets records go, the tasks whose merges expect to within
     /// ``EventTimeMerge/wallClockStep`` are looked at too: the tasks of an instance share its clock
@@ -405,14 +423,17 @@ actor StageRunner<Logic: StageLogic> {
             noteBusy(since: now)
             try await send(output)
         }
-        var waiting = false
-        var next = ContinuousClock.now + checkInterval
+        // The earliest instant a merge foresaw; a merge that could not foresee one is looked at again
+        // after `checkInterval`.
+        var next: ContinuousClock.Instant?
+        let check = ContinuousClock.now + checkInterval
         forEachTask { _, task in
             guard task.merge.earliest != nil else { return }
-            waiting = true
-            if let release = task.merge.nextRelease { next = min(next, release) }
+            let release = task.merge.nextRelease ?? check
+            next = next.map { min($0, release) } ?? release
         }
-        return waiting ? next : nil
+        plannedRelease = next
+        return next
     }
 
     /// Folds what the merges of the tasks of `partitions` let go now into `output`; returns whether

@@ -100,6 +100,9 @@ import Testing
         let back = read + .seconds(60)
         let held = task.process([second], logic: logic, limits: RecordLimits(), now: back)
         #expect(held.records.isEmpty, "held for the lateness after its first record since it came back")
+        #expect(
+            task.merge.nextRelease == back + .microseconds(10_001),
+            "the batch foresees its release: the lateness since its first record, and a microsecond past its time")
         #expect(task.advanceClock(logic: logic, now: back + .milliseconds(5)).records.isEmpty)
         #expect(task.advanceClock(logic: logic, now: back + .milliseconds(11)).records.count == 1, "m2 to bob")
     }
@@ -393,7 +396,7 @@ extension PartitionTask {
         #expect(merge.release(now: read + .milliseconds(2), predicting: true, forced: &forced, waited: &waited).isEmpty)
         #expect(merge.nextRelease == read + .milliseconds(7), "5 ms ahead, where the floor has moved on as far")
         #expect(merge.release(now: read + .milliseconds(3), forced: &forced, waited: &waited).isEmpty)
-        #expect(merge.nextRelease == nil, "a release that does not predict (a batch's) forgets the moment")
+        #expect(merge.nextRelease == nil, "a release that does not predict (a tick's) forgets the moment")
         #expect(merge.release(now: read + .milliseconds(3), predicting: true, forced: &forced, waited: &waited).isEmpty)
         #expect(merge.nextRelease == read + .milliseconds(8))
         #expect(merge.release(now: read + .milliseconds(7), predicting: true, forced: &forced, waited: &waited).isEmpty)
