@@ -95,15 +95,30 @@ public final class KafkaAdmin: Sendable {
     /// The names of the cluster's topics: a metadata request to the bootstrap servers (it creates no
     /// topic) that throws (`_TRANSPORT`, `_TIMED_OUT`, ...) when none of them answers within `timeoutMilliseconds`.
     public func topicNames(timeoutMilliseconds: Int32) async throws -> Set<String> {
+        try await clusterMetadata(allTopics: true, timeoutMilliseconds: timeoutMilliseconds) { metadata in
+            Set((0..<Int(metadata.topic_cnt)).map { String(cString: metadata.topics[$0].topic) })
+        }
+    }
+
+    /// How many brokers the cluster has, as a metadata request to the bootstrap servers says.
+    public func brokerCount(timeoutMilliseconds: Int32 = 10_000) async throws -> Int {
+        try await clusterMetadata(allTopics: false, timeoutMilliseconds: timeoutMilliseconds) { Int($0.broker_cnt) }
+    }
+
+    /// What `read` takes from the cluster's metadata (of every topic, or of none), asked on a thread
+    /// of the blocking calls.
+    private func clusterMetadata<Result: Sendable>(
+        allTopics: Bool, timeoutMilliseconds: Int32, _ read: @escaping @Sendable (rd_kafka_metadata) -> Result
+    ) async throws -> Result {
         let handle = handle
         return try await blockingCalls.run {
             var metadata: UnsafePointer<rd_kafka_metadata>?
-            let result = rd_kafka_metadata(handle.pointer, 1, nil, &metadata, timeoutMilliseconds)
+            let result = rd_kafka_metadata(handle.pointer, allTopics ? 1 : 0, nil, &metadata, timeoutMilliseconds)
             guard result == RD_KAFKA_RESP_ERR_NO_ERROR, let metadata else {
                 throw KafkaError(result, context: "metadata")
             }
             defer { rd_kafka_metadata_destroy(metadata) }
-            return Set((0..<Int(metadata.pointee.topic_cnt)).map { String(cString: metadata.pointee.topics[$0].topic) })
+            return read(metadata.pointee)
         }
     }
 
