@@ -73,10 +73,9 @@ struct CreateTopicsCommand: AsyncParsableCommand {
 }
 
 extension CreateTopicsCommand {
-    /// The replication factor to create the topics with: `requested`, which the cluster's `brokers`
-    /// must be able to hold (asked for more, the create waits for the controller until it times out,
-    /// with no word of why); by default 3, or every broker of a smaller cluster (the embedded broker
-    /// has 1).
+    /// The replication factor to create the topics with: `requested`, which must not exceed the
+    /// cluster's `brokers` (a partition's replicas are on different brokers); by default 3, or every
+    /// broker of a smaller cluster.
     static func replicationFactor(requested: Int32?, brokers: Int) throws -> Int32 {
         let available = Int32(clamping: max(brokers, 1))
         guard let requested else { return min(3, available) }
