@@ -150,26 +150,33 @@ private struct ClaimsWithoutDevice: JWTPayload {
         }
     }
 
-    /// Times off by less than the leeway are accepted; by more, refused.
+    /// Times off by less than the leeway are accepted; by more, refused. Each token's times are taken
+    /// from the moment it is sent, so a slow machine cannot move them across the edge.
     @Test func clockLeewayAppliesToExpNbfAndIat() async throws {
-        let now = Date()
-        let withinLeeway = [
-            InAppTokenClaims(userId: "u1", deviceId: "d1", expires: now.addingTimeInterval(-10)),
-            InAppTokenClaims(
-                userId: "u1", deviceId: "d1", expires: now.addingTimeInterval(600),
-                notBefore: now.addingTimeInterval(10)),
-            InAppTokenClaims(
-                userId: "u1", deviceId: "d1", expires: now.addingTimeInterval(600), issuedAt: now.addingTimeInterval(10)
-            ),
+        let offByWithinLeeway: [@Sendable (Date) -> InAppTokenClaims] = [
+            { now in InAppTokenClaims(userId: "u1", deviceId: "d1", expires: now.addingTimeInterval(-20)) },
+            { now in
+                InAppTokenClaims(
+                    userId: "u1", deviceId: "d1", expires: now.addingTimeInterval(600),
+                    notBefore: now.addingTimeInterval(20))
+            },
+            { now in
+                InAppTokenClaims(
+                    userId: "u1", deviceId: "d1", expires: now.addingTimeInterval(600),
+                    issuedAt: now.addingTimeInterval(20))
+            },
         ]
-        for (leeway, accepted) in [(Duration.seconds(30), true), (.zero, false)] {
+        for (leeway, accepted) in [(Duration.seconds(60), true), (.zero, false)] {
             try await withGateway(clockLeeway: leeway) { gateway, port in
-                for claims in withinLeeway {
+                for makeClaims in offByWithinLeeway {
+                    let claims = makeClaims(Date())
                     let token = try await claims.signed(secret: inAppSecret.bytes)
                     let connected = try await connects(gateway, port: port, token: token)
                     #expect(connected == accepted, "leeway \(leeway): \(claims)")
                     if !accepted {
-                        let line = try await challenge(port: port, authorization: "Bearer " + token)
+                        let line = try await challenge(
+                            port: port,
+                            authorization: "Bearer " + (try await makeClaims(Date()).signed(secret: inAppSecret.bytes)))
                         #expect(
                             line?.contains("expired: ") == true || line?.contains("not yet valid: ") == true,
                             "\(line ?? "not 401")")
