@@ -11,6 +11,7 @@
 # the debug `notify`. Uncommitted changes of this tree are measured.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source Benchmarks/broker.sh
 source Benchmarks/median.sh
 runs=${1:-3}
 seconds=${2:-20}
@@ -24,14 +25,14 @@ swift build -c release "${scratch[@]}" --product notify >/dev/null
 pipeline_bin="$(swift build -c release "${scratch[@]}" --show-bin-path)/notify"
 
 work=$(mktemp -d)
-broker=
 pipeline=
 stop() {
-  for pid in $pipeline $broker; do
-    kill "$pid" 2>/dev/null || true
-    wait "$pid" 2>/dev/null || true
-  done
-  pipeline= broker=
+  if [ -n "$pipeline" ]; then
+    kill "$pipeline" 2>/dev/null || true
+    wait "$pipeline" 2>/dev/null || true
+  fi
+  pipeline=
+  stop_broker
 }
 trap 'stop; rm -rf "$work"' EXIT
 
@@ -40,11 +41,9 @@ ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
 
 cores=()
 for run in $(seq "$runs"); do
-  "$broker_bin" broker >"$work/broker" 2>/dev/null &
-  broker=$!
-  for _ in $(seq 100); do [ -s "$work/broker" ] && break; sleep 0.1; done
+  start_broker "$broker_bin" "$work/broker"
   # The embedded broker starts with the catalogue's topics.
-  "$pipeline_bin" pipeline --bootstrap "$(head -1 "$work/broker")" --schemas Schemas --http-listen 127.0.0.1:0 \
+  "$pipeline_bin" pipeline --bootstrap "$bootstrap" --schemas Schemas --http-listen 127.0.0.1:0 \
     >"$work/pipeline" 2>&1 &
   pipeline=$!
   sleep "$warmup"

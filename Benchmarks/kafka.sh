@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# The Kafka benchmarks, side by side on the embedded broker (the floor on a second one):
+# The Kafka benchmarks, side by side on the embedded broker (each pipeline run and the floor on
+# brokers of their own):
 #  1. passthrough: the Swift Kafka module against librdkafka used directly from
 #     C, same work, alternating runs, medians (target Swift/C >= 0.8);
 #  2. pipeline: messages through both stages (target >= 0.4 x the C
@@ -19,7 +20,8 @@
 # COUNT (default 150000) records of ~300 bytes on 16 partitions, then RUNS
 # times (default 5) runs the C passthrough and `notify-bench passthrough`
 # (700-byte outputs) one after the other, alternating which goes first, then
-# the pipeline benchmark, then RUNS times the pipeline floor on a broker of its own.
+# the pipeline benchmark, then RUNS times the pipeline floor on a broker of its own. A pipeline run
+# that fails is run once more on another fresh broker (Benchmarks/broker.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 count=${1:-150000}
@@ -37,27 +39,14 @@ swift build -c "$config" "${scratch[@]}" --product notify-bench >/dev/null
 swift build -c "$config" "${scratch[@]}" --product rdkafka-passthrough >/dev/null
 bin=$(swift build -c "$config" "${scratch[@]}" --show-bin-path)
 
+source Benchmarks/broker.sh
 log=$(mktemp)
-broker=
-trap 'if [ -n "$broker" ]; then kill "$broker" 2>/dev/null; wait "$broker" 2>/dev/null; fi; rm -f "$log" "$log.pipeline"' EXIT
-# Starts `notify broker` with the catalog's topics and those given, and sets $broker and $bootstrap.
-start_broker() {
-  "$broker_bin/notify" broker "$@" >"$log" 2>/dev/null &
-  broker=$!
-  for _ in $(seq 100); do [ -s "$log" ] && break; sleep 0.1; done
-  bootstrap=$(head -1 "$log")
-  echo "broker: $bootstrap"
-}
-# Stops the broker started last.
-stop_broker() {
-  kill "$broker"
-  wait "$broker" 2>/dev/null || true
-  broker=
-}
+trap 'stop_broker; rm -f "$log" "$log.err" "$log.stderr" "$log.pipeline"' EXIT
 
 topics=(--topic bench.in:16)
 for run in $(seq "$runs"); do topics+=(--topic "bench.out.c.$run:16" --topic "bench.out.swift.$run:16"); done
-start_broker "${topics[@]}"
+start_broker "$broker_bin/notify" "$log" "${topics[@]}"
+echo "broker: $bootstrap"
 
 "$bin/notify-bench" seed --bootstrap "$bootstrap" --topic bench.in --count "$count" --size 300
 
@@ -93,9 +82,14 @@ echo "median: C $c records/s, Swift $s records/s, Swift/C = $(ratio "$s" "$c") (
 pipeline_properties=(fetch.wait.max.ms=1 linger.ms=1)
 bench_properties=()
 for property in "${pipeline_properties[@]}"; do bench_properties+=(-X "$property"); done
-"$bin/notify-bench" pipeline --bootstrap "$bootstrap" --count "$pipeline_count" --schemas Schemas \
-  "${bench_properties[@]}" \
-  | tee "$log.pipeline"
+# `notify-bench pipeline` on the broker at $bootstrap, with the arguments given; its output to $log.pipeline.
+pipeline_bench() {
+  "$bin/notify-bench" pipeline --bootstrap "$bootstrap" --count "$pipeline_count" --schemas Schemas \
+    "${bench_properties[@]}" "$@" >"$log.pipeline"
+}
+stop_broker
+on_fresh_broker "$broker_bin/notify" "$log" pipeline_bench
+cat "$log.pipeline"
 p=$(sed -nE 's/^pipeline: .* = ([0-9]+) messages\/s.*/\1/p' "$log.pipeline")
 
 # Tables that change while messages flow (every fifth message comes with a device update of its
@@ -106,10 +100,7 @@ well_rates=()
 well_cpu=()
 misplaced_rates=()
 run_tables() {
-  stop_broker
-  start_broker >/dev/null
-  "$bin/notify-bench" pipeline --bootstrap "$bootstrap" --count "$pipeline_count" --schemas Schemas \
-    "${bench_properties[@]}" --misplaced-tables "$1" >"$log.pipeline"
+  on_fresh_broker "$broker_bin/notify" "$log" pipeline_bench --misplaced-tables "$1"
   line=$(grep '^pipeline: [0-9]* messages' "$log.pipeline")
   echo "run $run, $2: $line"
   rate=$(sed -nE 's/^pipeline: .* = ([0-9]+) messages\/s.*/\1/p' <<<"$line")
@@ -137,12 +128,12 @@ echo "partition check per well-partitioned record / pipeline CPU per message = $
 
 # The floor gets a broker of its own: its runs leave about 900 MB of records in the mock cluster,
 # and a pipeline run after them on the same broker was slower in one of two checks.
-stop_broker
 floor_topics=()
 for run in $(seq "$runs"); do
   floor_topics+=(--topic "bench.floor.$run.in:12" --topic "bench.floor.$run.mid:12" --topic "bench.floor.$run.out:12")
 done
-start_broker "${floor_topics[@]}"
+start_broker "$broker_bin/notify" "$log" "${floor_topics[@]}"
+echo "broker: $bootstrap"
 floor_rates=()
 for run in $(seq "$runs"); do
   line=$("$bin/rdkafka-passthrough" --pipeline-floor "$bootstrap" "bench.floor.$run.in" "bench.floor.$run.mid" \

@@ -14,11 +14,12 @@
 #
 #   build_baseline COMMIT            builds the bench at COMMIT in .build-COMMIT; sets copy_bench
 
+source Benchmarks/broker.sh
+source Benchmarks/median.sh
+
 args_a=()
-broker_args=()
 pairs_log=$(mktemp)
-pairs_broker=
-trap 'if [ -n "$pairs_broker" ]; then kill "$pairs_broker" 2>/dev/null; wait "$pairs_broker" 2>/dev/null; fi; rm -f "$pairs_log" "$pairs_log.run" "$pairs_log.err"' EXIT
+trap 'stop_broker; rm -f "$pairs_log" "$pairs_log.err" "$pairs_log.stderr" "$pairs_log.run"' EXIT
 
 # This tree's broker (debug `notify`) and `notify-bench` (release, in .build-static).
 build_this_tree() {
@@ -50,33 +51,24 @@ build_baseline() {
   build_copy ".build-$1"
 }
 
-source Benchmarks/median.sh
-
 # `$1 / $2` with three decimals.
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", a / b }'; }
 
-# `notify-bench pipeline` of binary $2 on a fresh broker (broker binary $1), with the client
-# properties of Benchmarks/kafka.sh and the further arguments given; its output to $pairs_log.run.
-# A run that fails is said and run once more on another fresh broker: on a busy host a bench once
-# found no broker usable within its 10-s metadata timeout ("_TRANSPORT ... metadata of
-# chat.messages"), which ended a whole series. A second failure ends the series.
+# `notify-bench pipeline` of binary $1 with the client properties of Benchmarks/kafka.sh and the
+# further arguments given, on the broker at $bootstrap; its output to $pairs_log.run.
+pipeline_bench() {
+  local bench=$1
+  shift
+  "$bench" pipeline --bootstrap "$bootstrap" --schemas Schemas -X fetch.wait.max.ms=1 -X linger.ms=1 "$@" \
+    >"$pairs_log.run"
+}
+
+# `notify-bench pipeline` of binary $2 on a fresh broker (broker binary $1), with the further
+# arguments given: once more on another fresh broker if it fails (broker.sh).
 bench_on_fresh_broker() {
-  local broker_bin=$1 bench=$2 attempt status
-  shift 2
-  for attempt in 1 2; do
-    "$broker_bin/notify" broker "${broker_args[@]}" >"$pairs_log" 2>/dev/null &
-    pairs_broker=$!
-    for _ in $(seq 100); do [ -s "$pairs_log" ] && break; sleep 0.1; done
-    status=0
-    "$bench" pipeline --bootstrap "$(head -1 "$pairs_log")" --schemas Schemas \
-      -X fetch.wait.max.ms=1 -X linger.ms=1 "$@" >"$pairs_log.run" 2>"$pairs_log.err" || status=$?
-    kill "$pairs_broker"
-    wait "$pairs_broker" 2>/dev/null || true
-    pairs_broker=
-    ((status == 0)) && return 0
-    echo "$(basename "$bench") pipeline failed (exit $status, attempt $attempt of 2): $(tail -1 "$pairs_log.err")" >&2
-  done
-  return 1
+  local broker_bin=$1
+  shift
+  on_fresh_broker "$broker_bin/notify" "$pairs_log" pipeline_bench "$@"
 }
 
 # One run: pair $1, side $2 (a or b), named $3, binary $4; broker binary $5, $6 messages.

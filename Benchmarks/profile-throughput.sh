@@ -26,14 +26,11 @@ broker_bin=$(swift build --show-bin-path)
 swift build -c release "${scratch[@]}" --product notify-bench >/dev/null
 bin=$(swift build -c release "${scratch[@]}" --show-bin-path)
 
+source Benchmarks/broker.sh
 log=$(mktemp)
-broker=
 bench=
-trap 'for p in $bench $broker; do kill "$p" 2>/dev/null; wait "$p" 2>/dev/null; done; rm -f "$log" "$log.bench"' EXIT
-"$broker_bin/notify" broker >"$log" 2>/dev/null &
-broker=$!
-for _ in $(seq 100); do [ -s "$log" ] && break; sleep 0.1; done
-bootstrap=$(head -1 "$log")
+trap 'if [ -n "$bench" ]; then kill "$bench" 2>/dev/null; wait "$bench" 2>/dev/null; fi; stop_broker; rm -f "$log" "$log.err" "$log.bench"' EXIT
+start_broker "$broker_bin/notify" "$log"
 
 "$bin/notify-bench" pipeline --bootstrap "$bootstrap" --count "$count" --seconds 1 --schemas Schemas \
   -X fetch.wait.max.ms=1 -X linger.ms=1 >"$log.bench" 2>&1 &
