@@ -12,7 +12,7 @@ struct PassthroughBenchmark: AsyncParsableCommand {
         abstract: "Consume N records and produce one record of BYTES per input, same key; prints records/s."
     )
 
-    @Option(help: "Kafka bootstrap servers.") var bootstrap: String
+    @OptionGroup var broker: BrokerOption
     @Option(help: "Input topic.") var from: String
     @Option(help: "Output topic.") var to: String
     @Option(help: "Records to pass through.") var count: Int
@@ -24,7 +24,7 @@ struct PassthroughBenchmark: AsyncParsableCommand {
     func run() async throws {
         var logger = Logger(label: "notify.bench")
         logger.logLevel = .warning
-        let client = KafkaClientConfiguration(bootstrapServers: bootstrap, clientId: "notify-bench")
+        let client = broker.client
         let producer = try KafkaProducer(configuration: client, logger: logger)
         let consumer = try KafkaConsumer(configuration: .init(client: client, groupId: group), logger: logger)
         try consumer.subscribe([from])
@@ -74,7 +74,7 @@ struct PassthroughBenchmark: AsyncParsableCommand {
 struct SeedBenchmarkInput: AsyncParsableCommand {
     static let configuration = CommandConfiguration(commandName: "seed", abstract: "Fill a topic with benchmark input.")
 
-    @Option(help: "Kafka bootstrap servers.") var bootstrap: String
+    @OptionGroup var broker: BrokerOption
     @Option(help: "Topic to fill.") var topic: String
     @Option(help: "Records to produce.") var count: Int
     @Option(help: "Bytes per record.") var size: Int = 300
@@ -83,9 +83,7 @@ struct SeedBenchmarkInput: AsyncParsableCommand {
     func run() async throws {
         var logger = Logger(label: "notify.bench")
         logger.logLevel = .warning
-        let producer = try KafkaProducer(
-            configuration: KafkaClientConfiguration(bootstrapServers: bootstrap, clientId: "notify-bench"),
-            logger: logger)
+        let producer = try KafkaProducer(configuration: broker.client, logger: logger)
         let value = [UInt8](repeating: UInt8(ascii: "v"), count: size)
         let chunk = 10_000
         for start in stride(from: 0, to: count, by: chunk) {

@@ -15,7 +15,7 @@ struct PipelineBenchmark: AsyncParsableCommand {
         discussion: "Needs the topics of Schemas/topics.json on the broker (notify broker creates them)."
     )
 
-    @Option(help: "Kafka bootstrap servers.") var bootstrap: String
+    @OptionGroup var broker: BrokerOption
     @Option(help: "Messages for the throughput run.") var count: Int = 100_000
     @Option(help: "Offered messages/s for the latency run.") var rate: Int = 10_000
     @Option(help: "Seconds of the latency run.") var seconds: Int = 5
@@ -86,7 +86,7 @@ struct PipelineBenchmark: AsyncParsableCommand {
         logger.logLevel =
             ProcessInfo.processInfo.environment["NOTIFY_BENCH_LOG_LEVEL"].flatMap { Logger.Level(rawValue: $0) }
             ?? .error
-        var client = KafkaClientConfiguration(bootstrapServers: bootstrap, clientId: "notify-bench")
+        var client = broker.client
         for property in properties {
             guard let (name, value) = KafkaClientConfiguration.property(property) else {
                 throw ValidationError("-X wants name=value, not \(property)")
