@@ -49,7 +49,7 @@ stop_broker() {
 }
 
 # CMD's standard error goes to LOG.stderr and is shown once it ends. A failure is said with CMD's exit
-# status: on a busy host a run once ended a whole series of pairs, and a 15-minute kafka.sh, with
+# status: on a busy host a run once ended a whole series of pairs, and once a kafka.sh, with
 # "_TRANSPORT ... metadata of chat.messages". A second failure returns 1.
 on_fresh_broker() {
   local notify=$1 log=$2 attempt status
