@@ -40,6 +40,7 @@ swift build -c "$config" "${scratch[@]}" --product rdkafka-passthrough >/dev/nul
 bin=$(swift build -c "$config" "${scratch[@]}" --show-bin-path)
 
 source Benchmarks/broker.sh
+source Benchmarks/median.sh
 log=$(mktemp)
 trap 'stop_broker; rm -f "$log" "$log.err" "$log.stderr" "$log.pipeline"' EXIT
 
@@ -69,7 +70,6 @@ for run in $(seq "$runs"); do
 done
 
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
-median() { printf '%s\n' "$@" | sort -n | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
 c=$(median "${c_rates[@]}")
 s=$(median "${swift_rates[@]}")
 echo "median: C $c records/s, Swift $s records/s, Swift/C = $(ratio "$s" "$c") (target >= 0.80)"
