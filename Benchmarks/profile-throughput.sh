@@ -13,7 +13,8 @@
 # whatever proportion they run then (under a backlog stage 1 runs ahead); `run` gives each message's
 # whole cost. Written to OUT (default $TMPDIR/perf-throughput.data, /tmp without TMPDIR). Needs perf
 # (Debian's linux-perf). Prints the run's figures and the functions with the most samples, their
-# callees included.
+# callees included. BENCH=path/to/notify-bench profiles that build instead (a667a5e's, say, from
+# .build-a667a5e/build/release/notify-bench), for a side-by-side of two profiles.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 count=${1:-200000}
@@ -32,7 +33,7 @@ bench=
 trap 'if [ -n "$bench" ]; then kill "$bench" 2>/dev/null; wait "$bench" 2>/dev/null; fi; stop_broker; rm -f "$log" "$log.err" "$log.bench"' EXIT
 start_broker "$broker_bin/notify" "$log"
 
-"$bin/notify-bench" pipeline --bootstrap "$bootstrap" --count "$count" --seconds 1 --schemas Schemas \
+"${BENCH:-$bin/notify-bench}" pipeline --bootstrap "$bootstrap" --count "$count" --seconds 1 --schemas Schemas \
   -X fetch.wait.max.ms=1 -X linger.ms=1 >"$log.bench" 2>&1 &
 bench=$!
 ticks() { awk '{ print $14 + $15 }' "/proc/$bench/stat"; }  # CPU of the process, in 1/100 s
