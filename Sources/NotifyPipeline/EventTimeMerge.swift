@@ -153,7 +153,7 @@ struct EventTimeMerge<Input: Sendable>: Sendable {
     /// The partition of the marked topics this merge reads.
     var partition: Int32 = 0
     /// Marked topic → local writer task → the highest sequence number read from it (see ``LocalProgressBoard``).
-    private(set) var sequencesRead: [String: [Int32: Int64]] = [:]
+    private(set) var sequencesRead: [String: LocalProgressBoard.ReadSequences] = [:]
     /// Whether ``sequencesRead`` changed since the board was last told (``publishReads()``).
     private var readsToPublish = false
 
@@ -220,7 +220,7 @@ struct EventTimeMerge<Input: Sendable>: Sendable {
     /// Notes a record of `topic` written by `task` of this instance, with its sequence number.
     mutating func noteSequence(topic: String, task: Int32, _ sequence: Int64) {
         guard markedTopics[topic] != nil, sequence > sequencesRead[topic]?[task] ?? 0 else { return }
-        sequencesRead[topic, default: [:]][task] = sequence
+        sequencesRead[topic, default: LocalProgressBoard.ReadSequences()][task] = sequence
         readsToPublish = true
     }
 

@@ -37,19 +37,64 @@ final class LocalProgressBoard: Sendable {
     final class Writer {
         var mark: ProgressMark = .finished
         var madeAt: ContinuousClock.Instant?
-        var lastSequence: [Int32: Int64] = [:]
+        /// Partition → the sequence number of the latest record written there (0: none yet). Arrays
+        /// by partition, not hash tables: every reading looks at each writer's entry for its partition.
+        private var lastSequences: [Int64] = []
         var fenced = false
-        var unread: [Int32: Unread] = [:]
+        /// Partition → the records there its local reader may not have read (nil: no local reader).
+        private var unread: [Unread?] = []
 
         init() {}
+
+        /// The sequence number of the latest record written to `partition`, if any.
+        func lastSequence(in partition: Int32) -> Int64? {
+            let index = Int(partition)
+            guard index >= 0, index < lastSequences.count, lastSequences[index] > 0 else { return nil }
+            return lastSequences[index]
+        }
 
         /// Gives the next sequence number in `partition` to a record of event time `time` (`.max`:
         /// a fence, which brings no record; `.min`: a record whose time is not known).
         func next(in partition: Int32, time: Int64) -> Int64 {
-            let sequence = (lastSequence[partition] ?? 0) + 1
-            lastSequence[partition] = sequence
-            unread[partition]?.append(sequence: sequence, time: time)
+            let index = Int(partition)
+            precondition(index >= 0, "a record numbered for partition \(partition)")
+            if lastSequences.count <= index {
+                lastSequences += repeatElement(0, count: index + 1 - lastSequences.count)
+            }
+            lastSequences[index] += 1
+            let sequence = lastSequences[index]
+            if index < unread.count { unread[index]?.append(sequence: sequence, time: time) }
             return sequence
+        }
+
+        /// Skips one number in every partition written to, and starts tracking there again after it.
+        func skipSequence() {
+            for index in lastSequences.indices where lastSequences[index] > 0 {
+                lastSequences[index] += 1
+                if index < unread.count { unread[index]?.restart(after: lastSequences[index]) }
+            }
+        }
+
+        /// Tracks the records written to `partition` from now on (``Unread``), unless it does already.
+        func track(_ partition: Int32) {
+            let index = Int(partition)
+            guard index >= 0 else { return }
+            if unread.count <= index { unread += repeatElement(nil, count: index + 1 - unread.count) }
+            if unread[index] == nil { unread[index] = Unread(trackedAfter: lastSequence(in: partition) ?? 0) }
+        }
+
+        /// Stops tracking the records written to `partition`.
+        func untrack(_ partition: Int32) {
+            let index = Int(partition)
+            if index >= 0, index < unread.count { unread[index] = nil }
+        }
+
+        /// The earliest event time among the records written to `partition` after `seen` (see
+        /// ``Unread/earliest(after:)``); nil when they are not all tracked.
+        func earliestUnread(in partition: Int32, after seen: Int64) -> Int64? {
+            let index = Int(partition)
+            guard index >= 0, index < unread.count else { return nil }
+            return unread[index]?.earliest(after: seen)
         }
     }
 
@@ -101,7 +146,7 @@ final class LocalProgressBoard: Sendable {
     /// Topic → writer task → where it stands.
     private let writers = Mutex<[String: [Int32: Writer]]>([:])
     /// Topic → partition → writer task → the highest sequence number its local reader has read.
-    private let readers = Mutex<[String: [Int32: [Int32: Int64]]]>([:])
+    private let readers = Mutex<[String: [Int32: ReadSequences]]>([:])
 
     init(token: String = String(UInt64.random(in: 0...UInt64.max), radix: 36)) {
         self.token = token
@@ -161,10 +206,7 @@ final class LocalProgressBoard: Sendable {
                     guard let writer = writers[topic]?[task] else { continue }
                     writer.madeAt = nil
                     writer.fenced = false
-                    for partition in writer.lastSequence.keys {
-                        writer.lastSequence[partition]! += 1
-                        writer.unread[partition]?.restart(after: writer.lastSequence[partition]!)
-                    }
+                    writer.skipSequence()
                 }
             }
         }
@@ -194,13 +236,10 @@ final class LocalProgressBoard: Sendable {
     /// Says that the reader of `partition` of `topic` in this instance has read its local writers'
     /// records up to the sequence numbers in `seen` (writer → the highest read).
     /// The local writers' records to that partition are tracked from then on (``Unread``).
-    func noteRead(topic: String, partition: Int32, seen: [Int32: Int64]) {
+    func noteRead(topic: String, partition: Int32, seen: ReadSequences) {
         readers.withLock { $0[topic, default: [:]][partition] = seen }
         writers.withLock { writers in
-            Self.forEachWriter(of: topic, in: writers) { _, writer in
-                guard writer.unread[partition] == nil else { return }
-                writer.unread[partition] = Unread(trackedAfter: writer.lastSequence[partition] ?? 0)
-            }
+            Self.forEachWriter(of: topic, in: writers) { _, writer in writer.track(partition) }
         }
     }
 
@@ -216,7 +255,7 @@ final class LocalProgressBoard: Sendable {
         writers.withLock { writers in
             for topic in topics {
                 Self.forEachWriter(of: topic, in: writers) { _, writer in
-                    for partition in partitions { writer.unread[partition] = nil }
+                    for partition in partitions { writer.untrack(partition) }
                 }
             }
         }
@@ -234,7 +273,8 @@ final class LocalProgressBoard: Sendable {
             for (partition, read) in seen {
                 var tasks = TaskSet()
                 for (task, sequence) in read {
-                    guard let writer = writers[task], writer.madeAt != nil, writer.lastSequence[partition] == sequence
+                    guard let writer = writers[task], writer.madeAt != nil,
+                        writer.lastSequence(in: partition) == sequence
                     else { continue }
                     tasks.insert(task)
                 }
@@ -252,6 +292,58 @@ final class LocalProgressBoard: Sendable {
         var current: [(task: Int32, mark: ProgressMark, madeAt: ContinuousClock.Instant, unread: Int64)] = []
         /// The writer tasks that are this instance's now (they published a mark and were not given up since).
         var held = TaskSet()
+    }
+
+    /// The highest sequence number a reader has read of each local writer (writer task → number),
+    /// in an array by task: a reading looks up every writer's at each release, and a hash table
+    /// cost a hash per writer.
+    struct ReadSequences: Sendable, Sequence, ExpressibleByDictionaryLiteral {
+        /// Task → the highest number read (0: none).
+        private var sequences: [Int64] = []
+
+        init() {}
+
+        init(dictionaryLiteral elements: (Int32, Int64)...) {
+            for (task, sequence) in elements { self[task] = sequence }
+        }
+
+        /// The highest number read of `task`, if any (sequence numbers start at 1).
+        subscript(task: Int32) -> Int64? {
+            get {
+                let index = Int(task)
+                guard index >= 0, index < sequences.count, sequences[index] > 0 else { return nil }
+                return sequences[index]
+            }
+            set {
+                let index = Int(task)
+                guard index >= 0 else { return }
+                if sequences.count <= index {
+                    guard newValue != nil else { return }
+                    sequences += repeatElement(0, count: index + 1 - sequences.count)
+                }
+                sequences[index] = newValue ?? 0
+            }
+        }
+
+        /// The writers read, each with the highest number read, in task order.
+        func makeIterator() -> Iterator { Iterator(sequences: sequences) }
+
+        struct Iterator: IteratorProtocol {
+            fileprivate let sequences: [Int64]
+            private var index = 0
+
+            fileprivate init(sequences: [Int64]) {
+                self.sequences = sequences
+            }
+
+            mutating func next() -> (task: Int32, sequence: Int64)? {
+                while index < sequences.count {
+                    defer { index += 1 }
+                    if sequences[index] > 0 { return (Int32(index), sequences[index]) }
+                }
+                return nil
+            }
+        }
     }
 
     /// Writer tasks (their partition numbers, from 0) as bits: a merge reads the board at every
@@ -299,17 +391,17 @@ final class LocalProgressBoard: Sendable {
     /// The local writers of `topic` as the reader of `partition` sees them, having read their records
     /// up to the sequence numbers in `seen` (writer → the highest read): taken under one lock, so a
     /// merge computing its clock and floors asks once.
-    func writers(of topic: String, partition: Int32, seen: [Int32: Int64]) -> Reading {
+    func writers(of topic: String, partition: Int32, seen: ReadSequences) -> Reading {
         writers.withLock { writers in
             var reading = Reading()
             reading.current.reserveCapacity(writers[topic]?.count ?? 0)
             Self.forEachWriter(of: topic, in: writers) { task, writer in
                 guard let madeAt = writer.madeAt else { return }
                 reading.held.insert(task)
-                guard let last = writer.lastSequence[partition], let read = seen[task] else { return }
+                guard let last = writer.lastSequence(in: partition), let read = seen[task] else { return }
                 if last == read {
                     reading.current.append((task, writer.mark, madeAt, .max))
-                } else if let unread = writer.unread[partition]?.earliest(after: read) {
+                } else if let unread = writer.earliestUnread(in: partition, after: read) {
                     reading.current.append((task, writer.mark, madeAt, unread))
                 }
             }
@@ -326,7 +418,7 @@ final class LocalProgressBoard: Sendable {
     /// it has caught up with. (Looked at reader by reader, every writer for every reader, it cost the
     /// square of the partitions: 13% of a profile at 64.)
     func latestCaughtUpClocks(
-        of topic: String, readers: [(partition: Int32, seen: [Int32: Int64])],
+        of topic: String, readers: [(partition: Int32, seen: ReadSequences)],
         clock: (ProgressMark, ContinuousClock.Instant) -> Int64?
     ) -> [Int64?] {
         writers.withLock { writers in
@@ -338,7 +430,7 @@ final class LocalProgressBoard: Sendable {
             ranked.sort { $0.clock > $1.clock }
             return readers.map { reader in
                 ranked.first { entry in
-                    entry.writer.lastSequence[reader.partition].map { reader.seen[entry.task] == $0 } ?? false
+                    entry.writer.lastSequence(in: reader.partition).map { reader.seen[entry.task] == $0 } ?? false
                 }?.clock
             }
         }

@@ -248,7 +248,7 @@ actor StageRunner<Logic: StageLogic> {
         var localWriters = [Int64?](repeating: nil, count: tasks.count)
         if let board = merge.localMarks {
             for topic in merge.markedTopics.keys {
-                var readers: [(partition: Int32, seen: [Int32: Int64])] = []
+                var readers: [(partition: Int32, seen: LocalProgressBoard.ReadSequences)] = []
                 readers.reserveCapacity(tasks.count)
                 forEachTask { _, task in
                     readers.append((task.merge.partition, task.merge.sequencesRead[topic] ?? [:]))

@@ -156,7 +156,7 @@ import Testing
     @Test func theCaughtUpWritersAreTheReadingsWithNothingUnread() throws {
         let now = ContinuousClock.now
         let board = LocalProgressBoard()
-        var seen: [Int32: Int64] = [:]
+        var seen = LocalProgressBoard.ReadSequences()
         for task: Int32 in 0..<4 {
             board.publish(.idle(since: 1_000_000 * Int64(task + 1)), topic: "marked", task: task, at: now)
             let fences = try #require(board.fence(topic: "marked", task: task, partitions: 1))
