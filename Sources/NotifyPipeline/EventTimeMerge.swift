@@ -129,6 +129,9 @@ struct EventTimeMerge<Input: Sendable>: Sendable {
     private var sequence = 0
     /// Input name (topic, or topic and partition for an input every task reads) → where it stands.
     private(set) var sources: [String: Source] = [:]
+    /// ``heardClock(now:)`` in its parts, as worked out since ``sources`` and ``marks`` last
+    /// changed (``keepHeardClock(now:)``); nil when it was not.
+    private var heard: HeardClock?
     /// Marked topic → writing task → its latest mark, and when it was read.
     private(set) var marks: [String: [Int32: (mark: ProgressMark, readAt: ContinuousClock.Instant, local: Bool)]] = [:]
     /// The inputs whose floor is the marks of the tasks that write them (notify.fanout: the stage-1
@@ -189,6 +192,7 @@ struct EventTimeMerge<Input: Sendable>: Sendable {
         if firstRead == nil { firstRead = now }
         if markedTopics[source] == nil {
             sources[source, default: Source(latest: nil, readAt: now)].read(time, at: now)
+            heard = nil
         }
         sequence += 1
         let place = Place(order: order, sequence: sequence)
@@ -201,7 +205,10 @@ struct EventTimeMerge<Input: Sendable>: Sendable {
     mutating func noteLag(_ source: String, lagging: Bool, now: ContinuousClock.Instant) {
         guard markedTopics[source] == nil else { return }
         if var clock = sources[source] {
-            if clock.lagging && !lagging { clock.readAt = now }  // Read to its end now.
+            if clock.lagging && !lagging {
+                clock.readAt = now  // Read to its end now.
+                heard = nil
+            }
             clock.lagging = lagging
             sources[source] = clock
         } else if lagging {
@@ -215,6 +222,7 @@ struct EventTimeMerge<Input: Sendable>: Sendable {
     ) {
         guard markedTopics[topic] != nil else { return }
         marks[topic, default: [:]][task] = (mark, now, local)
+        heard = nil
     }
 
     /// Notes a record of `topic` written by `task` of this instance, with its sequence number.
@@ -265,20 +273,55 @@ struct EventTimeMerge<Input: Sendable>: Sendable {
 
     /// The event clock (microseconds) of the inputs read and the marks heard, without the local writers' marks.
     private func heardClock(now: ContinuousClock.Instant) -> Int64? {
-        var clock: Int64?
+        (heard ?? workOutHeardClock(now: now)).clock(now: now)
+    }
+
+    /// The event clock of the inputs read and the marks heard, in two parts: the latest of the times
+    /// that stand (`.at` marks), and, of the times that move on with the wall clock (an input's
+    /// latest time, an idle mark), the one that is latest, with the instant it moves on from.
+    struct HeardClock: Sendable {
+        var standing: Int64?
+        var moving: (time: Int64, from: ContinuousClock.Instant)?
+
+        /// The clock at `now` (microseconds).
+        func clock(now: ContinuousClock.Instant) -> Int64? {
+            guard let moving else { return standing }
+            return max(standing ?? .min, moving.time.saturating(plus: (now - moving.from).microseconds))
+        }
+    }
+
+    /// ``HeardClock`` from every input read and mark heard, the moving times ranked as of `now`.
+    private func workOutHeardClock(now: ContinuousClock.Instant) -> HeardClock {
+        var heard = HeardClock()
+        var latestMoving = Int64.min
+        func move(_ time: Int64, from instant: ContinuousClock.Instant) {
+            let moved = time.saturating(plus: (now - instant).microseconds)
+            guard heard.moving == nil || moved > latestMoving else { return }
+            (heard.moving, latestMoving) = ((time, instant), moved)
+        }
         for source in sources.values {
             guard let latest = source.latest else { continue }
-            clock = max(
-                clock ?? .min,
-                EventMicroseconds.microseconds(latest).saturating(plus: (now - source.readAt).microseconds))
+            move(EventMicroseconds.microseconds(latest), from: source.readAt)
         }
         for writers in marks.values {
             for (mark, readAt, _) in writers.values {
-                guard let time = clockTime(of: mark, heardAt: readAt, now: now) else { continue }
-                clock = max(clock ?? .min, time)
+                if case .idle(let since) = mark {
+                    move(since, from: readAt)
+                } else if let time = clockTime(of: mark, heardAt: readAt, now: now) {
+                    heard.standing = max(heard.standing ?? .min, time)
+                }
             }
         }
-        return clock
+        return heard
+    }
+
+    /// Works out the event clock of the inputs read and the marks heard once, for every look until
+    /// they change: each pass that makes records asks every task's clock (the instance clock), and
+    /// worked out from every input and mark at each look, that cost the tasks times the writers per
+    /// pass. Ranked as of `now`, a moving time kept may come out up to a microsecond short of another
+    /// at a later instant (whole microseconds, each rounded down).
+    mutating func keepHeardClock(now: ContinuousClock.Instant) {
+        if heard == nil { heard = workOutHeardClock(now: now) }
     }
 
     /// What a writer's mark, heard at `heardAt`, says of the event clock now (microseconds). A writer whose inputs
@@ -463,6 +506,7 @@ struct EventTimeMerge<Input: Sendable>: Sendable {
     mutating func release(
         now: ContinuousClock.Instant, predicting: Bool = false, forced: inout Int, waited: inout [Duration]
     ) -> [DecodedInput<Input>] {
+        keepHeardClock(now: now)
         let local = localWriters()
         let clock = eventClock(now: now, local: local)
         noteClock(clock, now: now)

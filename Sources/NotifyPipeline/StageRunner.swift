@@ -264,6 +264,7 @@ actor StageRunner<Logic: StageLogic> {
         var index = 0
         forEachTask { _, task in
             defer { index += 1 }
+            task.merge.keepHeardClock(now: now)
             guard let settled = task.merge.settledClock(now: now, localWriters: localWriters[index]) else { return }
             clock = max(clock ?? .min, settled.saturating(plus: EventMicroseconds.microseconds(task.merge.lateness)))
         }
