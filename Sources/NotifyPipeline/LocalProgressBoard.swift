@@ -181,16 +181,28 @@ final class LocalProgressBoard: Sendable {
 
     /// Makes `mark` the latest of `task` writing `topic`.
     func publish(_ mark: ProgressMark, topic: String, task: Int32, at now: ContinuousClock.Instant) {
+        publish(CollectionOfOne((task: task, mark: mark)), topic: topic, at: now)
+    }
+
+    /// Makes each mark the latest of its task writing `topic`, under one lock: a stage tells every
+    /// task's marks after each batch.
+    func publish(
+        _ marks: some Collection<(task: Int32, mark: ProgressMark)>, topic: String, at now: ContinuousClock.Instant
+    ) {
         writers.withLock { writers in
-            let writer: Writer
-            if let known = writers[topic]?[task] {
-                writer = known
-            } else {
-                writer = Writer()
-                writers[topic, default: [:]][task] = writer
+            var known = writers.removeValue(forKey: topic) ?? [:]
+            defer { writers[topic] = known }
+            for (task, mark) in marks {
+                let writer: Writer
+                if let found = known[task] {
+                    writer = found
+                } else {
+                    writer = Writer()
+                    known[task] = writer
+                }
+                writer.mark = mark
+                writer.madeAt = now
             }
-            writer.mark = mark
-            writer.madeAt = now
         }
     }
 

@@ -313,7 +313,8 @@ actor StageRunner<Logic: StageLogic> {
     }
 
     /// Every task's marks now, per mark target in task order, told to the ``LocalProgressBoard`` (if
-    /// any) as they are computed; with `instanceClock` (``instanceClock(now:)``) computed now unless given.
+    /// any) once they are all computed, one look per target; with `instanceClock`
+    /// (``instanceClock(now:)``) computed now unless given.
     @discardableResult
     private func publishMarks(now: ContinuousClock.Instant, instanceClock given: Int64?? = nil)
         -> [String: [(task: Int32, mark: ProgressMark)]]
@@ -323,11 +324,13 @@ actor StageRunner<Logic: StageLogic> {
         forEachTask { partition, task in
             for (topic, _) in markTargets {
                 let mark = task.progressMark(for: topic, logic: logic, instanceClock: clock, now: now)
-                merge.localMarks?.publish(mark, topic: topic, task: partition, at: now)
                 marks[topic, default: []].append((partition, mark))
             }
         }
-        for topic in marks.keys { marks[topic]!.sort { $0.task < $1.task } }
+        for topic in marks.keys {
+            marks[topic]!.sort { $0.task < $1.task }
+            merge.localMarks?.publish(marks[topic]!, topic: topic, at: now)
+        }
         return marks
     }
 
