@@ -9,7 +9,7 @@
 #
 # The broker writes its address to LOG and its own log to LOG.err. start_broker waits up to 60 s for
 # the address and fails, saying so with the broker's last log lines, if the broker exits first or
-# prints none: the scripts used to wait 10 s and go on with an empty address, and the run failed
+# prints none (then also where its threads wait, and their stacks in LOG.stacks if gdb is there): the scripts used to wait 10 s and go on with an empty address, and the run failed
 # 10 s later on "_TRANSPORT ... metadata of chat.messages", which named neither (an empty
 # `--bootstrap` gives exactly that error).
 
@@ -30,13 +30,28 @@ start_broker() {
   bootstrap=$(head -1 "$log")
   if [ -z "$bootstrap" ]; then
     if kill -0 "$broker" 2>/dev/null; then
-      echo "notify broker printed no address in 60 s; its last log lines:" >&2
+      echo "notify broker printed no address in 60 s; where its threads wait:" >&2
+      broker_threads "$broker" "$log.stacks" >&2
+      echo "its last log lines:" >&2
     else
       echo "notify broker exited before it printed its address; its last log lines:" >&2
     fi
     tail -5 "$log.err" >&2
     stop_broker
     return 1
+  fi
+}
+
+# Where each thread of process PID waits (name, state, kernel wait channel), and, when gdb is there,
+# every thread's stack in FILE: a broker that printed no address (2026-12-03 08:56, with nothing in
+# its log; the cause is not known) is looked at before it is stopped.
+broker_threads() {
+  local pid=$1 stacks=$2 task
+  for task in /proc/"$pid"/task/*; do
+    echo "  thread $(basename "$task") $(cat "$task/comm" 2>/dev/null): $(awk '{ print $3 }' "$task/stat" 2>/dev/null) $(cat "$task/wchan" 2>/dev/null)"
+  done
+  if command -v gdb >/dev/null; then
+    gdb -batch -p "$pid" -ex 'thread apply all bt' >"$stacks" 2>&1 && echo "  its threads' stacks: $stacks"
   fi
 }
 
