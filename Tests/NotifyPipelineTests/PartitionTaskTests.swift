@@ -333,6 +333,29 @@ extension PartitionTask {
         #expect(merge.floor(now: now) == 5_000, "the quiet side input: the clock less the lateness")
     }
 
+    /// The heard clock a merge keeps between looks (``EventTimeMerge/keepHeardClock(now:)``) is the
+    /// one worked out afresh after each change: a mark heard, a record read, a lag that ends.
+    @Test func aKeptHeardClockFollowsEveryChange() throws {
+        let now = ContinuousClock.now
+        var merge = EventTimeMerge<Int>(markedTopics: ["marked": 1], lateness: 10, maximumWait: .seconds(3))
+        merge.noteMark(topic: "marked", task: 0, .at(5_000), now: now)
+        merge.keepHeardClock(now: now)
+        #expect(merge.eventClock(now: now) == 5_010)
+        merge.noteMark(topic: "marked", task: 0, .at(6_000), now: now)
+        #expect(merge.eventClock(now: now) == 6_010, "a mark heard")
+        merge.keepHeardClock(now: now)
+        let input = try Self.input(1, at: 1)
+        let time = input.order.milliseconds
+        merge.add(input, source: "messages", now: now)
+        merge.noteLag("messages", lagging: true, now: now)
+        #expect(merge.eventClock(now: now) == time, "a record read")
+        merge.keepHeardClock(now: now)
+        let later = now + .milliseconds(7)
+        #expect(merge.eventClock(now: later) == time + 7, "the kept clock moves on with the wall clock")
+        merge.noteLag("messages", lagging: false, now: later)
+        #expect(merge.eventClock(now: later) == time, "read to its end only now: it moves on from now")
+    }
+
     /// A record goes as soon as every floor has passed its time, not at the next whole millisecond:
     /// the wall-clock time added to the last event time read is counted in microseconds.
     @Test func aRecordGoesAsSoonAsItsTimeIsPassed() throws {
