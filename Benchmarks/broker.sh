@@ -9,9 +9,10 @@
 #
 # The broker writes its address to LOG and its own log to LOG.err. start_broker waits up to 60 s for
 # the address and fails, saying so with the broker's last log lines, if the broker exits first or
-# prints none (then also where its threads wait, and their stacks in LOG.stacks if gdb is there): the scripts used to wait 10 s and go on with an empty address, and the run failed
-# 10 s later on "_TRANSPORT ... metadata of chat.messages", which named neither (an empty
-# `--bootstrap` gives exactly that error).
+# prints none (then also where its threads wait, and their stacks in LOG.stacks if gdb is there):
+# the scripts used to wait 10 s and go on with an empty address, and the run failed 10 s later on
+# "_TRANSPORT ... metadata of chat.messages", which named neither (an empty `--bootstrap` gives
+# exactly that error).
 
 broker=
 bootstrap=
