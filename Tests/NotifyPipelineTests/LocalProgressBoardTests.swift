@@ -131,6 +131,39 @@ import Testing
         #expect(LocalProgressBoard.TaskSet().isEmpty && !built.isEmpty)
     }
 
+    /// A set made with room for some tasks holds what a set grown task by task holds, and is equal
+    /// to it; tasks past its room still go in.
+    @Test func aTaskSetMadeWithRoomIsTheSetGrown() {
+        for capacity in [0, 1, 64, 65, 128, 129, 256] {
+            var roomy = LocalProgressBoard.TaskSet(capacity: capacity)
+            #expect(roomy.isEmpty && roomy == LocalProgressBoard.TaskSet(), "capacity \(capacity)")
+            for task: Int32 in [0, 63, 64, 127, 128, 255, 300] { roomy.insert(task) }
+            #expect(roomy == [0, 63, 64, 127, 128, 255, 300], "capacity \(capacity)")
+            #expect(!roomy.contains(1) && !roomy.contains(129) && !roomy.contains(256), "capacity \(capacity)")
+        }
+    }
+
+    /// A topic's writers, kept by task: each is found by its task, they are listed in task order, and
+    /// the table counts them and has room up to its highest task.
+    @Test func aWriterTableFindsEachWriterByItsTask() {
+        var table = LocalProgressBoard.WriterTable()
+        let writers = (0..<4).map { _ in LocalProgressBoard.Writer() }
+        table[200] = writers[0]
+        table[3] = writers[1]
+        table[70] = writers[2]
+        table[-1] = writers[3]
+        #expect(table[200] === writers[0] && table[3] === writers[1] && table[70] === writers[2])
+        #expect(table[-1] == nil && table[4] == nil && table[201] == nil && table[1_000] == nil)
+        #expect(table.map(\.task) == [3, 70, 200])
+        #expect(table.count == 3 && table.taskCount == 201)
+        table[70] = nil
+        table[70] = nil
+        table[500] = nil
+        table[3] = writers[3]
+        #expect(table.map(\.task) == [3, 200] && table[3] === writers[3])
+        #expect(table.count == 2 && table.taskCount == 201)
+    }
+
     /// A writer's marks need not go through Kafka to a partition whose local reader has read its every
     /// record there; they must again once it writes more, or once the reader is given up.
     @Test func aWriterIsCurrentForAReaderThatReadItsEveryRecord() throws {
@@ -148,6 +181,37 @@ import Testing
         #expect(board.currentWriters(topic: "marked") == [1: [3]])
         board.forgetReaders(of: ["marked"], partitions: [1])
         #expect(board.currentWriters(topic: "marked").isEmpty, "the reader given up")
+    }
+
+    /// Each reader's current writers are those of its own partition it has read up to their latest
+    /// record there, among many writers and readers: not a writer whose records there it has not all
+    /// read, nor one that never wrote there, nor one given up.
+    @Test func eachReaderHasItsOwnCurrentWriters() throws {
+        let now = ContinuousClock.now
+        let board = LocalProgressBoard()
+        let tasks: [Int32] = [1, 70, 200, 255]
+        var fences: [Int32: [OutgoingRecord]] = [:]
+        for task in tasks {
+            board.publish(.idle(since: 1_000_000), topic: "marked", task: task, at: now)
+            fences[task] = try #require(board.fence(topic: "marked", task: task, partitions: 3))
+        }
+        // Task 200 writes one record more to partition 2; task 255 is given up.
+        var written = [OutgoingRecord(topic: "marked", key: nil, value: [1], partition: 2)]
+        board.number(&written, topic: "marked", task: 200)
+        board.remove(tasks: [255])
+        var seen: [Int32: LocalProgressBoard.ReadSequences] = [:]
+        for partition: Int32 in 0..<3 {
+            for task in tasks {
+                seen[partition, default: [:]][task] = try sequence(fences[task]![Int(partition)], on: board)
+            }
+        }
+        seen[0]![70] = nil  // The reader of partition 0 has read nothing of task 70.
+        seen[1]![1] = 0  // Nor that of partition 1 of task 1.
+        for (partition, read) in seen { board.noteRead(topic: "marked", partition: partition, seen: read) }
+        #expect(board.currentWriters(topic: "marked") == [0: [1, 200], 1: [70, 200], 2: [1, 70]])
+        seen[2]![200] = try sequence(written[0], on: board)
+        board.noteRead(topic: "marked", partition: 2, seen: seen[2]!)
+        #expect(board.currentWriters(topic: "marked") == [0: [1, 200], 1: [70, 200], 2: [1, 70, 200]])
     }
 
     /// The writers an event clock counts, read without a ``LocalProgressBoard/Reading``, are those
