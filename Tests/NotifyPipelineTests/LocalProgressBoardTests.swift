@@ -195,15 +195,17 @@ import Testing
             board.publish(.idle(since: 1_000_000), topic: "marked", task: task, at: now)
             fences[task] = try #require(board.fence(topic: "marked", task: task, partitions: 3))
         }
-        // Task 200 writes one record more to partition 2; task 255 is given up.
+        // Task 200 writes one record more to partition 2; task 255 is given up; task 5 writes nothing.
         var written = [OutgoingRecord(topic: "marked", key: nil, value: [1], partition: 2)]
         board.number(&written, topic: "marked", task: 200)
         board.remove(tasks: [255])
+        board.publish(.idle(since: 1_000_000), topic: "marked", task: 5, at: now)
         var seen: [Int32: LocalProgressBoard.ReadSequences] = [:]
         for partition: Int32 in 0..<3 {
             for task in tasks {
                 seen[partition, default: [:]][task] = try sequence(fences[task]![Int(partition)], on: board)
             }
+            seen[partition]![5] = 1  // Said to be read, but there is no record of task 5 to have read.
         }
         seen[0]![70] = nil  // The reader of partition 0 has read nothing of task 70.
         seen[1]![1] = 0  // Nor that of partition 1 of task 1.
