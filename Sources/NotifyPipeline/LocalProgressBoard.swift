@@ -303,7 +303,7 @@ final class LocalProgressBoard: Sendable {
     func noteRead(topic: String, partition: Int32, seen: ReadSequences) {
         readers.withLock { $0[topic, default: [:]][partition] = seen }
         writers.withLock { writers in
-            Self.forEachWriter(of: topic, in: writers) { _, writer in writer.track(partition) }
+            for (_, writer) in writers[topic] ?? WriterTable() { writer.track(partition) }
         }
     }
 
@@ -318,7 +318,7 @@ final class LocalProgressBoard: Sendable {
         }
         writers.withLock { writers in
             for topic in topics {
-                Self.forEachWriter(of: topic, in: writers) { _, writer in
+                for (_, writer) in writers[topic] ?? WriterTable() {
                     for partition in partitions { writer.untrack(partition) }
                 }
             }
@@ -468,13 +468,15 @@ final class LocalProgressBoard: Sendable {
     /// merge computing its clock and floors asks once.
     func writers(of topic: String, partition: Int32, seen: ReadSequences) -> Reading {
         writers.withLock { writers in
+            // The topic's table looked up once: a reading is taken at every release of every task.
+            let writers = writers[topic] ?? WriterTable()
             var reading = Reading()
-            reading.held = TaskSet(capacity: writers[topic]?.taskCount ?? 0)
-            reading.current.reserveCapacity(writers[topic]?.count ?? 0)
-            Self.forEachWriter(of: topic, in: writers) { task, writer in
-                guard let madeAt = writer.madeAt else { return }
+            reading.held = TaskSet(capacity: writers.taskCount)
+            reading.current.reserveCapacity(writers.count)
+            for (task, writer) in writers {
+                guard let madeAt = writer.madeAt else { continue }
                 reading.held.insert(task)
-                guard let last = writer.lastSequence(in: partition), let read = seen[task] else { return }
+                guard let last = writer.lastSequence(in: partition), let read = seen[task] else { continue }
                 if last == read {
                     reading.current.append((task, writer.mark, madeAt, .max))
                 } else if let unread = writer.earliestUnread(in: partition, after: read) {
@@ -510,13 +512,6 @@ final class LocalProgressBoard: Sendable {
                 }?.clock
             }
         }
-    }
-
-    /// Runs `body` on each writer of `topic`.
-    private static func forEachWriter(
-        of topic: String, in writers: [String: WriterTable], _ body: (Int32, Writer) -> Void
-    ) {
-        for (task, writer) in writers[topic] ?? WriterTable() { body(task, writer) }
     }
 
     /// The ``header`` of a mark record this board's instance sends: its token, and no sequence
