@@ -18,10 +18,15 @@ import Testing
         let expected = try rendered(events, configuration: configuration)
         #expect(expected.count >= 2_000)
         try await withPipelineBroker { broker in
-            let pipeline = RunningPipeline(broker, configuration: configuration)
+            let tally = PipelineTally()
+            let pipeline = RunningPipeline(broker, configuration: configuration, observer: tally.observer)
             try await pipeline.ready()
             try await produceBurst(events, to: broker)
-            _ = try await readCommands(from: broker, timeout: .seconds(120)) { $0.count >= expected.count }
+            do {
+                _ = try await readCommands(from: broker, timeout: .seconds(120)) { $0.count >= expected.count }
+            } catch {
+                throw await explained(error, in: broker, pipeline: tally)
+            }
             try await waitUntilCommitted(group: "notify-tests", broker: broker)
             let live = try await readCommands(from: broker) { $0.count >= expected.count }
             try await pipeline.stop()
@@ -65,8 +70,12 @@ import Testing
             await instances[0].stop(with: SIGKILL)
             let added = try PipelineProcess(broker: broker, group: group, arguments: arguments)
             defer { added.kill() }
-            _ = try await readCommands(from: broker, timeout: .seconds(240)) {
-                Set($0.compactMap(\.messageId)).count >= messages.count
+            do {
+                _ = try await readCommands(from: broker, timeout: .seconds(240)) {
+                    Set($0.compactMap(\.messageId)).count >= messages.count
+                }
+            } catch {
+                throw await explained(error, in: broker)
             }
             try await waitUntilCommitted(group: group, broker: broker)
             let live: [NotificationCommand]

@@ -3,6 +3,7 @@ import Glibc
 import NotifyCore
 import NotifyKafka
 import NotifyTestSupport
+import Synchronization
 import Testing
 
 @testable import NotifyPipeline
@@ -43,6 +44,64 @@ struct GroupChats {
             return Scenario.message(
                 "wm\(number)", in: Self.conversation(conversation), from: members[number % members.count],
                 "message \(number)", at: 10 + Double(number) * spacing)
+        }
+    }
+}
+
+/// What a pipeline in this process did, as its observer heard it: for the message of a test that
+/// waited in vain, so that a stalled stage, dead letters and a slow run tell apart.
+final class PipelineTally: Sendable {
+    private struct Counts {
+        var consumed: [String: Int] = [:]
+        var produced: [String: Int] = [:]
+        var commands = 0
+        var deadLetters = 0
+        var releasedByMaximumWait: [StageName: Int] = [:]
+        var identityWaits = 0
+        var identityTimeouts = 0
+        var lastBusy: [StageName: ContinuousClock.Instant] = [:]
+    }
+    private let counts = Mutex(Counts())
+
+    /// An observer that counts into this tally.
+    var observer: PipelineObserver {
+        PipelineObserver(
+            onConsumed: { records in
+                self.counts.withLock { for record in records { $0.consumed[record.topic, default: 0] += 1 } }
+            },
+            onProduced: { records, commands, deadLetters in
+                self.counts.withLock {
+                    for record in records { $0.produced[record.topic, default: 0] += 1 }
+                    $0.commands += commands.count
+                    $0.deadLetters += deadLetters.count
+                }
+            },
+            onIdentityWaits: { waits, timeouts in
+                self.counts.withLock {
+                    $0.identityWaits += waits
+                    $0.identityTimeouts += timeouts
+                }
+            },
+            onBusy: { stage, _ in self.counts.withLock { $0.lastBusy[stage] = .now } },
+            onReleasedByMaximumWait: { stage, count in
+                self.counts.withLock { $0.releasedByMaximumWait[stage, default: 0] += count }
+            })
+    }
+
+    /// One line: records read and written by topic, commands, dead letters, identity waits, records
+    /// released by the maximum wait, and how long ago each stage last worked.
+    var summary: String {
+        counts.withLock { counts in
+            func listed(_ counts: [String: Int]) -> String {
+                counts.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")
+            }
+            let idle = counts.lastBusy.sorted { $0.key.rawValue < $1.key.rawValue }
+                .map { "\($0.key.rawValue) \(ContinuousClock.now - $0.value) ago" }.joined(separator: ", ")
+            return "read: \(listed(counts.consumed)); written: \(listed(counts.produced)); "
+                + "\(counts.commands) commands, \(counts.deadLetters) dead letters, "
+                + "\(counts.identityWaits) identity waits (\(counts.identityTimeouts) timed out), "
+                + "released by the maximum wait: \(counts.releasedByMaximumWait.map { "\($0.key.rawValue) \($0.value)" }); "
+                + "last busy: \(idle)"
         }
     }
 }

@@ -19,20 +19,6 @@ private struct BadRecord {
     }
 }
 
-/// Every record of `notify.dlq` up to its current end.
-private func deadLetters(in broker: EmbeddedBroker) async throws -> [KafkaRecord] {
-    let admin = try KafkaAdmin(configuration: client(broker), logger: testLogger)
-    let restorer = ChangelogRestorer(client: client(broker), admin: admin, logger: testLogger)
-    guard let metadata = try await admin.metadata(of: Topic.dlq) else {
-        throw TestTimeout(what: "metadata of \(Topic.dlq)")
-    }
-    var letters: [KafkaRecord] = []
-    for partition in 0..<Int32(metadata.partitionCount) {
-        letters += try await restorer.read(topic: Topic.dlq, partition: partition, from: 0).records
-    }
-    return letters
-}
-
 /// The dead letters of the record `report` says was written, by their source headers.
 private func letters(of report: DeliveryReport, in letters: [KafkaRecord]) -> [KafkaRecord] {
     letters.filter {

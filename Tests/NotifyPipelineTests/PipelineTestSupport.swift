@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import NotifyCore
 import NotifyKafka
+import NotifyRecords
 import Synchronization
 import Testing
 
@@ -110,6 +111,8 @@ func readTopic(
     let consumer = try KafkaConsumer(
         configuration: .init(client: reader, groupId: "reader-\(UUID().uuidString)"), logger: testLogger)
     try consumer.subscribe([topic])
+    // How many records were read, for the message of a timeout: a slow run and a stalled one differ.
+    let read = ReadCount()
     let result = try await withThrowingTaskGroup(of: [KafkaRecord]?.self) { group in
         group.addTask {
             var records: [KafkaRecord] = []
@@ -118,6 +121,7 @@ func readTopic(
                 records += batch.filter {
                     marks || !$0.value.isEmpty || $0.headers.allSatisfy { $0.name != "notify-mark" }
                 }
+                read.count.withLock { $0 = records.count }
                 if condition(records) { return records }
             }
             return records
@@ -131,8 +135,15 @@ func readTopic(
         return first
     }
     await consumer.close()
-    guard let result else { throw TestTimeout(what: "records on \(topic)") }
+    guard let result else {
+        throw TestTimeout(what: "records on \(topic) (\(read.count.withLock { $0 }) read in \(timeout))")
+    }
     return result
+}
+
+/// How many records a reader has read so far.
+private final class ReadCount: Sendable {
+    let count = Mutex(0)
 }
 
 /// Commands read back from `notify.commands` (or another topic).
@@ -144,6 +155,37 @@ func readCommands(
         condition(records.compactMap { try? JSONDecoder().decode(NotificationCommand.self, from: Data($0.value)) })
     }
     return records.map { try! JSONDecoder().decode(NotificationCommand.self, from: Data($0.value)) }
+}
+
+/// Every record of `notify.dlq` up to its current end.
+func deadLetters(in broker: EmbeddedBroker) async throws -> [KafkaRecord] {
+    let admin = try KafkaAdmin(configuration: client(broker), logger: testLogger)
+    let restorer = ChangelogRestorer(client: client(broker), admin: admin, logger: testLogger)
+    guard let metadata = try await admin.metadata(of: Topic.dlq) else {
+        throw TestTimeout(what: "metadata of \(Topic.dlq)")
+    }
+    var letters: [KafkaRecord] = []
+    for partition in 0..<Int32(metadata.partitionCount) {
+        letters += try await restorer.read(topic: Topic.dlq, partition: partition, from: 0).records
+    }
+    return letters
+}
+
+/// `error`, with what `notify.dlq` holds when it is a timeout (and what `pipeline` counted, if it
+/// is given): a burst whose commands do not all come has not been worked off yet, had records
+/// dead-lettered (by reason, counted), or has a stage that stopped.
+func explained(_ error: any Error, in broker: EmbeddedBroker, pipeline: PipelineTally? = nil) async -> any Error {
+    guard var timeout = error as? TestTimeout else { return error }
+    if let pipeline { timeout = TestTimeout(what: "\(timeout.what); the pipeline's \(pipeline.summary)") }
+    guard let letters = try? await deadLetters(in: broker) else { return timeout }
+    let reasons = Dictionary(grouping: letters) { letter in
+        // The reason without the record's own names ("message wm12: unknown conversation group-3 …").
+        (letter.headers.string(for: DeadLetterHeader.reason) ?? "no reason")
+            .split(separator: " ").filter { !$0.contains(where: \.isNumber) }.joined(separator: " ")
+    }
+    let summary = reasons.map { "\($0.value.count) × \($0.key)" }.sorted().joined(separator: "; ")
+    let held = letters.isEmpty ? "nothing" : "\(letters.count): \(summary)"
+    return TestTimeout(what: "\(timeout.what); \(Topic.dlq) holds \(held)")
 }
 
 /// Produces the smallest scenario that makes a command (Alice writes Bob, who has a phone), and
