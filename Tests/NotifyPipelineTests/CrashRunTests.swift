@@ -66,11 +66,11 @@ import Testing
             // them. The feed's slices did until it was late itself (a producer per slice, each record
             // awaited in turn: 12.8 s behind in 20 s); then two messages 20 to 40 ms apart came out
             // swapped on one device in some runs, before the kill as well as after.
-            if feedBehind < processLateness && !stalled {
+            if feedBehind < testMachineLateness && !stalled {
                 try checkAgainstReference(live, expected: expected)
             } else {
                 withKnownIssue(
-                    "the feed ran \(feedBehind) behind its schedule (pipeline.lateness: \(processLateness)), or the stream stalled",
+                    "the feed ran \(feedBehind) behind its schedule (pipeline.lateness: \(testMachineLateness)), or the stream stalled",
                     isIntermittent: true
                 ) {
                     try checkAgainstReference(live, expected: expected)

@@ -277,21 +277,22 @@ func messageTimes(_ events: [ScenarioEvent]) throws -> [String: Int64] {
 }
 
 /// `--set` arguments that give a `notify pipeline` process the core settings of `configuration`
-/// where they differ from the defaults the tests' reference is rendered with, and a lateness the
-/// test machine keeps: the order is exact for records that reach the pipeline within
-/// `pipeline.lateness` (10 ms by default), and three debug-built processes, a broker and a producer
-/// on two cores miss that by tens of milliseconds now and then. At 10 ms the crash runs folded a
-/// few records out of order before the kill too (wm540 after wm547, 5 s in, in one run of three).
+/// where they differ from the defaults the tests' reference is rendered with, and
+/// ``testMachineLateness``.
 func settingArguments(_ configuration: CoreConfiguration) -> [String] {
     [
         "--set", "pipeline.backgroundPushInterval=\(Double(configuration.backgroundPushIntervalMilliseconds) / 1000)",
         "--set", "pipeline.identityWait=\(Double(configuration.identityWaitMilliseconds) / 1000)",
-        "--set", "pipeline.lateness=\(Double(processLateness.milliseconds) / 1000)",
+        "--set", "pipeline.lateness=\(Double(testMachineLateness.milliseconds) / 1000)",
     ]
 }
 
-/// The `pipeline.lateness` of the processes ``settingArguments(_:)`` configures.
-let processLateness = Duration.milliseconds(200)
+/// A `pipeline.lateness` the test machine keeps: the order is exact for records that reach the
+/// pipeline within `pipeline.lateness` (10 ms by default), and three debug-built processes, a broker
+/// and a producer on two cores miss that by tens of milliseconds now and then. At 10 ms the crash
+/// runs folded a few records out of order before the kill too (wm540 after wm547, 5 s in, in one
+/// run of three).
+let testMachineLateness = Duration.milliseconds(200)
 
 /// A TCP port nobody listens on now (for a process's `--http-listen`).
 func unusedPort() throws -> Int {
