@@ -10,7 +10,7 @@ import Testing
 /// the stage-1 tasks happened to run.
 @Suite(.serialized) struct EventTimeBurstTests {
     /// 1,000 messages in 200 group conversations of 300 users, 10 ms apart, in one burst, through one
-    /// instance; then `notify replay` of the same topics.
+    /// instance at ``testMachineLateness`` (as the process tests); then `notify replay` of the same topics.
     @Test func burstThroughOneInstanceAndItsReplayGiveRendersBytes() async throws {
         let configuration = try testCoreConfiguration()
         let world = GroupChats(users: 300, conversations: 200)
@@ -19,7 +19,9 @@ import Testing
         #expect(expected.count >= 2_000)
         try await withPipelineBroker { broker in
             let tally = PipelineTally()
-            let pipeline = RunningPipeline(broker, configuration: configuration, observer: tally.observer)
+            let pipeline = RunningPipeline(broker, configuration: configuration, observer: tally.observer) {
+                $0.lateness = testMachineLateness
+            }
             try await pipeline.ready()
             try await produceBurst(events, to: broker)
             do {
