@@ -49,14 +49,14 @@ struct GroupChats {
 }
 
 /// What a pipeline in this process did, as its observer heard it: for the message of a test that
-/// waited in vain, so that a stalled stage, dead letters and a slow run tell apart.
+/// waited in vain, so that a stalled stage, dead letters and a slow run can be told apart.
 final class PipelineTally: Sendable {
     private struct Counts {
         var consumed: [String: Int] = [:]
         var produced: [String: Int] = [:]
         var commands = 0
         var deadLetters = 0
-        var releasedByMaximumWait: [StageName: Int] = [:]
+        var releasedByMaximumWait: [String: Int] = [:]
         var identityWaits = 0
         var identityTimeouts = 0
         var lastBusy: [StageName: ContinuousClock.Instant] = [:]
@@ -84,7 +84,7 @@ final class PipelineTally: Sendable {
             },
             onBusy: { stage, _ in self.counts.withLock { $0.lastBusy[stage] = .now } },
             onReleasedByMaximumWait: { stage, count in
-                self.counts.withLock { $0.releasedByMaximumWait[stage, default: 0] += count }
+                self.counts.withLock { $0.releasedByMaximumWait[stage.rawValue, default: 0] += count }
             })
     }
 
@@ -100,7 +100,7 @@ final class PipelineTally: Sendable {
             return "read: \(listed(counts.consumed)); written: \(listed(counts.produced)); "
                 + "\(counts.commands) commands, \(counts.deadLetters) dead letters, "
                 + "\(counts.identityWaits) identity waits (\(counts.identityTimeouts) timed out), "
-                + "released by the maximum wait: \(counts.releasedByMaximumWait.map { "\($0.key.rawValue) \($0.value)" }); "
+                + "released by the maximum wait: \(listed(counts.releasedByMaximumWait)); "
                 + "last busy: \(idle)"
         }
     }
