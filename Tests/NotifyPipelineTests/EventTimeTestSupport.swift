@@ -287,8 +287,8 @@ func settingArguments(_ configuration: CoreConfiguration) -> [String] {
     ]
 }
 
-/// A `pipeline.lateness` the test machine keeps, for the tests that compare a live pipeline with
-/// render byte for byte while other work competes for the cores. The order is exact for records
+/// A `pipeline.lateness` the test machine keeps, for the crash runs and bursts compared with render
+/// byte for byte, whose producers and pipelines compete for the cores. The order is exact for records
 /// that reach the pipeline within the lateness (10 ms by default), and three debug-built
 /// processes, a broker and a producer on two cores miss that by tens of milliseconds now and then:
 /// at 10 ms the crash runs folded a few records out of order before the kill too (wm540 after
