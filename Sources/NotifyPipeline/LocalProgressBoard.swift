@@ -101,54 +101,7 @@ final class LocalProgressBoard: Sendable {
     /// The writers of one topic, in an array by task, not a hash table: the readings go through every
     /// writer, and the current writers of every partition (``currentWriters(topic:)``) look each one
     /// up for each reader: 65,536 lookups per mark interval at 256 partitions.
-    struct WriterTable: Sequence {
-        /// Task → its writer (nil: none yet).
-        private var writers: [Writer?] = []
-        /// How many tasks have a writer.
-        private(set) var count = 0
-
-        init() {}
-
-        /// One past the highest task the table has room for: a ``TaskSet`` of as many holds every writer.
-        var taskCount: Int { writers.count }
-
-        subscript(task: Int32) -> Writer? {
-            get {
-                let index = Int(task)
-                return index >= 0 && index < writers.count ? writers[index] : nil
-            }
-            set {
-                let index = Int(task)
-                guard index >= 0 else { return }
-                if writers.count <= index {
-                    guard newValue != nil else { return }
-                    writers += repeatElement(nil, count: index + 1 - writers.count)
-                }
-                count += (newValue == nil ? 0 : 1) - (writers[index] == nil ? 0 : 1)
-                writers[index] = newValue
-            }
-        }
-
-        /// The writers, each with its task, in task order.
-        func makeIterator() -> Iterator { Iterator(writers: writers) }
-
-        struct Iterator: IteratorProtocol {
-            fileprivate let writers: [Writer?]
-            private var index = 0
-
-            fileprivate init(writers: [Writer?]) {
-                self.writers = writers
-            }
-
-            mutating func next() -> (task: Int32, writer: Writer)? {
-                while index < writers.count {
-                    defer { index += 1 }
-                    if let writer = writers[index] { return (Int32(index), writer) }
-                }
-                return nil
-            }
-        }
-    }
+    typealias WriterTable = TaskIndexedTable<Writer>
 
     /// The event times of the records one writer numbered to one partition after ``trackedAfter``,
     /// as far as the earliest of those its local reader has not read yet: a sliding-window minimum,
@@ -363,57 +316,10 @@ final class LocalProgressBoard: Sendable {
         var held = TaskSet()
     }
 
-    /// The highest sequence number a reader has read of each local writer (writer task → number),
-    /// in an array by task: a reading looks up every writer's at each release, and a hash table
-    /// cost a hash per writer.
-    struct ReadSequences: Sendable, Sequence, ExpressibleByDictionaryLiteral {
-        /// Task → the highest number read (0: none).
-        private var sequences: [Int64] = []
-
-        init() {}
-
-        init(dictionaryLiteral elements: (Int32, Int64)...) {
-            for (task, sequence) in elements { self[task] = sequence }
-        }
-
-        /// The highest number read of `task`, if any (sequence numbers start at 1).
-        subscript(task: Int32) -> Int64? {
-            get {
-                let index = Int(task)
-                guard index >= 0, index < sequences.count, sequences[index] > 0 else { return nil }
-                return sequences[index]
-            }
-            set {
-                let index = Int(task)
-                guard index >= 0 else { return }
-                if sequences.count <= index {
-                    guard newValue != nil else { return }
-                    sequences += repeatElement(0, count: index + 1 - sequences.count)
-                }
-                sequences[index] = newValue ?? 0
-            }
-        }
-
-        /// The writers read, each with the highest number read, in task order.
-        func makeIterator() -> Iterator { Iterator(sequences: sequences) }
-
-        struct Iterator: IteratorProtocol {
-            fileprivate let sequences: [Int64]
-            private var index = 0
-
-            fileprivate init(sequences: [Int64]) {
-                self.sequences = sequences
-            }
-
-            mutating func next() -> (task: Int32, sequence: Int64)? {
-                while index < sequences.count {
-                    defer { index += 1 }
-                    if sequences[index] > 0 { return (Int32(index), sequences[index]) }
-                }
-                return nil
-            }
-        }
-    }
+    /// The highest sequence number a reader has read of each local writer (writer task → number;
+    /// sequence numbers start at 1), in an array by task: a reading looks up every writer's at each
+    /// release, and a hash table cost a hash per writer.
+    typealias ReadSequences = TaskIndexedTable<Int64>
 
     /// Writer tasks (their partition numbers, from 0) as bits: a merge reads the board at every
     /// release, and a set of them would be a hash table built each time.
