@@ -212,6 +212,11 @@ final class NotifyProcess: Sendable {
         return process.terminationStatus
     }
 
+    /// Sends `signal`, and returns at once.
+    func send(signal: Int32) {
+        Foundation.kill(process.processIdentifier, signal)
+    }
+
     /// SIGKILL, for clean-up after a failure.
     func kill() {
         if process.isRunning { Foundation.kill(process.processIdentifier, SIGKILL) }

@@ -85,9 +85,9 @@ struct LifecycleTests {
 
     @Test("a service that ignores graceful shutdown is cancelled at the deadline")
     func deadline() async throws {
-        // A budget a busy test machine can keep: if cancelling took longer than its fifth, ServiceGroup
-        // would end the whole test process on purpose (as it ends a stuck `notify` process). With 4 s
-        // (0.8 s to cancel) it did, once, with the whole suite starting on 2 cores.
+        // A budget a busy test machine can keep: a shutdown that outlasted it would end the whole test
+        // process on purpose (``ShutdownDeadline``, as it ends a stuck `notify` process). With 4 s (then
+        // 0.8 s to cancel, ServiceGroup's own limit) it did, once, with the whole suite starting on 2 cores.
         let shell = ServiceShell(settings: testSettings(gracePeriod: .seconds(20)), logger: Logger(label: "test"))
         let stubborn = Stubborn()
         let (ports, listening) = AsyncStream<Int>.makeStream()

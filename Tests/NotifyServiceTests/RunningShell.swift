@@ -8,7 +8,7 @@ import UnixSignals
 @testable import NotifyService
 
 /// Settings for tests: HTTP on 127.0.0.1 with a free port, and a grace period a starved test machine
-/// keeps (past its fifth of cancelling, ServiceGroup ends the test process on purpose).
+/// keeps (past it, the shell's shutdown deadline ends the test process on purpose).
 func testSettings(gracePeriod: Duration = .seconds(60)) -> NotifySettings {
     var settings = NotifySettings.defaults
     settings.http.listen = HostAndPort(host: "127.0.0.1", port: 0)

@@ -10,7 +10,9 @@ import UnixSignals
 /// commits and leaves its group. Whatever is still running after 80 % of `shutdown.gracePeriod` is
 /// cancelled; `/readyz` reports "shutting down" at once, and the HTTP server stops last but for the span
 /// exporter (``TraceExport``), which sends the spans left. The whole shutdown stays within
-/// `shutdown.gracePeriod` (10 s by default).
+/// `shutdown.gracePeriod` (10 s by default): a shutdown that cannot finish (the Kafka cluster gone)
+/// ends the process with status 1 then, and a second SIGTERM or SIGINT ends it at once
+/// (``ShutdownDeadline``).
 ///
 /// A command uses it like this:
 ///
@@ -61,35 +63,59 @@ public struct ServiceShell: Sendable {
         try await group.run()
     }
 
-    /// The `ServiceGroup` ``run(_:signals:onListening:)`` runs, for callers that need to trigger its shutdown.
+    /// The group ``run(_:signals:onListening:)`` runs, for callers that need to trigger its shutdown.
     public func makeGroup(
         _ services: [any Service], signals: [UnixSignal] = [.sigterm, .sigint],
         onListening: @escaping @Sendable (HostAndPort) async -> Void = { _ in }
-    ) -> ServiceGroup {
+    ) -> ShellGroup {
         let http = ServiceEndpoints.application(
             listen: settings.http.listen, status: status, metrics: metrics,
             console: settings.http.console ? console : nil, logger: logger, onListening: onListening)
-        let drain = ShutdownAnnouncer(status: status, console: console)
+        let budget = settings.shutdownGracePeriod
+        let deadline = ShutdownDeadline(gracePeriod: budget, signals: signals, logger: logger)
+        let drain = ShutdownAnnouncer(status: status, console: console, deadline: deadline)
         var configuration = ServiceGroupConfiguration(
             services: (traceExport.map { [.init(service: $0)] } ?? []) + [.init(service: http)]
                 + services.map { .init(service: $0) }
                 + [.init(service: drain)],
             gracefulShutdownSignals: signals, cancellationSignals: [], logger: logger)
-        let budget = settings.shutdownGracePeriod
         configuration.maximumGracefulShutdownDuration = budget * 0.8
-        configuration.maximumCancellationDuration = budget * 0.2
-        return ServiceGroup(configuration: configuration)
+        // No fatalError of the group's once cancelling outlasts its allowance: the deadline ends the
+        // process at the end of the budget, saying why.
+        configuration.maximumCancellationDuration = nil
+        return ShellGroup(group: ServiceGroup(configuration: configuration), deadline: deadline)
     }
 }
 
-/// On graceful shutdown: marks the process not ready and ends the console's event streams, so open
-/// console pages do not keep the HTTP server from stopping.
+/// A shell's `ServiceGroup`, with the deadline of its shutdown (``ShutdownDeadline``), called off
+/// once the group has stopped.
+public struct ShellGroup: Sendable {
+    let group: ServiceGroup
+    let deadline: ShutdownDeadline
+
+    /// Runs the services until all end, one fails, or the shutdown has finished.
+    public func run() async throws {
+        defer { deadline.disarm() }
+        try await group.run()
+    }
+
+    /// Starts the graceful shutdown, as a signal would.
+    public func triggerGracefulShutdown() async {
+        await group.triggerGracefulShutdown()
+    }
+}
+
+/// On graceful shutdown (or when the group is cancelled): starts the shutdown's deadline, marks the
+/// process not ready and ends the console's event streams, so open console pages do not keep the
+/// HTTP server from stopping.
 private struct ShutdownAnnouncer: Service {
     let status: ServiceStatus
     let console: ConsoleFeed
+    let deadline: ShutdownDeadline
 
     func run() async throws {
         try? await gracefulShutdown()
+        deadline.arm()
         status.markNotReady("shutting down")
         console.finish()
     }

@@ -98,7 +98,10 @@ public enum SettingsCatalogue {
         // Lifecycle and logs
         .init(
             "shutdown.gracePeriod", .seconds(1...120), default: .seconds(10),
-            "On SIGTERM or SIGINT: time to stop fetching, finish in-flight work and commit before the process exits anyway."
+            """
+            On SIGTERM or SIGINT: time to stop fetching, finish in-flight work and commit before the process exits anyway \
+            (then with status 1, saying so; a second signal exits at once).
+            """
         ),
         .init(
             "log.level", .choice(["trace", "debug", "info", "notice", "warning", "error", "critical"]),

@@ -1,0 +1,102 @@
+import Dispatch
+import Foundation
+import Logging
+import UnixSignals
+
+/// Ends a shutdown that cannot finish, and says why: once a shell's graceful shutdown starts, the
+/// process exits with status 1 when `shutdown.gracePeriod` has passed, and with 128 plus the signal's
+/// number at a second SIGINT or SIGTERM.
+///
+/// A shutdown commits offsets and waits for its records' acknowledgements; with the Kafka cluster
+/// gone, neither comes. ServiceGroup's own last resort is a `fatalError` once cancelling outlasts its
+/// allowance: a crash report whose backtrace took 4 s to print, and the group listens for the
+/// first signal only, so a second one was ignored. The timer and the signals are Dispatch's, on a
+/// queue of their own: they fire even when every thread of the cooperative pool is stuck.
+final class ShutdownDeadline: @unchecked Sendable {
+    private let gracePeriod: Duration
+    private let signals: [UnixSignal]
+    private let logger: Logger
+    private let queue = DispatchQueue(label: "notify.shutdown-deadline")
+    /// Guards the fields below.
+    private let lock = NSLock()
+    private var armed = false
+    private var disarmed = false
+    private var timer: DispatchWorkItem?
+    private var signalSources: [DispatchSourceSignal] = []
+
+    /// - Parameters:
+    ///   - gracePeriod: from the start of the shutdown to the exit.
+    ///   - signals: the signals that started it (a second one ends the process at once).
+    init(gracePeriod: Duration, signals: [UnixSignal], logger: Logger) {
+        self.gracePeriod = gracePeriod
+        self.signals = signals
+        self.logger = logger
+    }
+
+    /// Starts the clock, once: the shutdown has begun.
+    func arm() {
+        lock.lock()
+        defer { lock.unlock() }
+        guard !armed, !disarmed else { return }
+        armed = true
+        let seconds = Self.seconds(gracePeriod)
+        let names = signals.map(\.description).joined(separator: " or ")
+        let again = signals.isEmpty ? "" : "; \(names) again stops it at once"
+        logger.info("Shutting down: at most \(seconds) s (shutdown.gracePeriod)\(again)")
+        let timer = DispatchWorkItem { [self] in
+            exit(
+                status: 1,
+                "shutdown did not finish within shutdown.gracePeriod (\(seconds) s): exiting without it; what was not committed is read again at the next start"
+            )
+        }
+        queue.asyncAfter(deadline: .now() + .milliseconds(Int(Self.milliseconds(gracePeriod))), execute: timer)
+        self.timer = timer
+        // No `signal(_, SIG_IGN)` first: on Linux, Dispatch delivers signals through a handler of its
+        // own, installed when the group's source was made, and ignoring the signal would remove it.
+        signalSources = signals.map { signal in
+            let source = DispatchSource.makeSignalSource(signal: signal.rawValue, queue: queue)
+            source.setEventHandler { [self] in
+                exit(
+                    status: 128 + signal.rawValue,
+                    "\(signal) again during shutdown: exiting now, without finishing it; what was not committed is read again at the next start"
+                )
+            }
+            source.resume()
+            return source
+        }
+    }
+
+    /// Stops the clock: the shutdown finished, and the process (a test's, say) goes on.
+    func disarm() {
+        lock.lock()
+        defer { lock.unlock() }
+        disarmed = true
+        timer?.cancel()
+        for source in signalSources { source.cancel() }
+        signalSources = []
+    }
+
+    /// Says why, then ends the process at once: `exit` would run the libraries' teardown while
+    /// their threads (librdkafka's among them) still run.
+    private func exit(status: Int32, _ reason: String) {
+        lock.lock()
+        let stillArmed = !disarmed
+        lock.unlock()
+        guard stillArmed else { return }
+        logger.error("\(reason)")
+        fflush(nil)  // Every output stream: the log writes its lines itself.
+        _exit(status)
+    }
+
+    /// `duration` in whole milliseconds.
+    private static func milliseconds(_ duration: Duration) -> Int64 {
+        let (seconds, attoseconds) = duration.components
+        return seconds * 1_000 + attoseconds / 1_000_000_000_000_000
+    }
+
+    /// `duration` in seconds, without a fraction when it has none.
+    private static func seconds(_ duration: Duration) -> String {
+        let milliseconds = milliseconds(duration)
+        return milliseconds % 1_000 == 0 ? "\(milliseconds / 1_000)" : "\(Double(milliseconds) / 1_000)"
+    }
+}
