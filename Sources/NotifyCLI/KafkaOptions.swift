@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import Logging
+import NotifyCore
 import NotifyKafka
 import NotifyService
 
@@ -95,24 +96,18 @@ enum KafkaReachability {
         var quiet = Logger(label: "notify.connect")
         quiet.logLevel = .critical
         let admin = try KafkaAdmin(configuration: client, logger: quiet)
-        let milliseconds = timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000
         do {
-            return try await admin.topicNames(timeoutMilliseconds: Int32(clamping: milliseconds))
+            return try await admin.topicNames(timeoutMilliseconds: Int32(clamping: timeout.milliseconds))
         } catch let error as KafkaError {
             throw CommandFailure(
                 unreachableMessage(client.bootstrapServers, origin: origin, timeout: timeout, error: error))
         }
     }
 
-    private static func seconds(_ duration: Duration) -> String {
-        let milliseconds = duration.components.seconds * 1000 + duration.components.attoseconds / 1_000_000_000_000_000
-        return milliseconds % 1000 == 0 ? "\(milliseconds / 1000) s" : "\(Double(milliseconds) / 1000) s"
-    }
-
     /// The message of a bootstrap list that did not answer.
     static func unreachableMessage(_ servers: String, origin: String, timeout: Duration, error: KafkaError) -> String {
         """
-        no Kafka broker answered at \(servers) (\(origin)) within \(seconds(timeout)): \
+        no Kafka broker answered at \(servers) (\(origin)) within \(timeout.secondsText) s: \
         \(error.name) \(error.message). Set the bootstrap list with --bootstrap HOST:PORT,... or NOTIFY_BOOTSTRAP \
         (`notify dev` prints its own); --connect-timeout SECONDS changes the wait.
         """

@@ -18,8 +18,7 @@ public struct ClusterWatch: Sendable {
     /// Checks until cancelled; `report` hears whether each check reached the cluster.
     public func run(logger: Logger, report: @escaping @Sendable (_ reachable: Bool) -> Void) async throws {
         let admin = try KafkaAdmin(configuration: client, logger: logger)
-        let (seconds, attoseconds) = interval.components
-        let timeout = Int32(clamping: max(100, seconds * 1000 + attoseconds / 1_000_000_000_000_000))
+        let timeout = Int32(clamping: max(100, interval.librdkafkaMilliseconds))
         var wasReachable = true
         while !Task.isCancelled {
             let started = ContinuousClock.now

@@ -101,8 +101,7 @@ extension NativeConfiguration {
     /// Asks librdkafka for statistics every `statistics.interval`, delivered to `context`'s reporter.
     func installStatistics(_ statistics: KafkaStatisticsReporting?, into context: ClientContext) throws {
         guard let statistics else { return }
-        let (seconds, attoseconds) = statistics.interval.components
-        try set("statistics.interval.ms", String(max(1, seconds * 1000 + attoseconds / 1_000_000_000_000_000)))
+        try set("statistics.interval.ms", String(max(1, statistics.interval.librdkafkaMilliseconds)))
         context.statistics = statistics
         rd_kafka_conf_set_stats_cb(pointer, librdkafkaStatisticsCallback)
     }

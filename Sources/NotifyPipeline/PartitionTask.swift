@@ -699,17 +699,3 @@ struct RecordLimits: Sendable {
     /// Larger records go to the dead-letter topic unread.
     var maxRecordBytes: Int = 1_000_000
 }
-
-extension Duration {
-    /// Whole milliseconds.
-    public var milliseconds: Int64 {
-        let (seconds, attoseconds) = components  // Each reading divides 128 bits: read once.
-        return seconds * 1000 + attoseconds / 1_000_000_000_000_000
-    }
-
-    /// Whole microseconds.
-    var microseconds: Int64 {
-        let (seconds, attoseconds) = components
-        return seconds * 1_000_000 + attoseconds / 1_000_000_000_000
-    }
-}

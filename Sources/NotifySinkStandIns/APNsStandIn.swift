@@ -286,8 +286,7 @@ private final class APNsStreamHandler: ChannelInboundHandler {
         }
         let bound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
         context.eventLoop.scheduleTask(
-            in: .nanoseconds(
-                Int64(delay.components.seconds) * 1_000_000_000 + delay.components.attoseconds / 1_000_000_000)
+            in: .nanoseconds(delay.nanoseconds)
         ) {
             let (handler, context) = bound.value
             reply.before?()

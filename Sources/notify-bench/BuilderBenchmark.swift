@@ -131,7 +131,7 @@ struct BuilderBenchmark: ParsableCommand {
             }
         }
         let cpu = ProcessCPUClock.seconds() - cpuBefore
-        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        let seconds = elapsed.seconds
         print(
             "builder: \(notifications) notifications in \(String(format: "%.3f", seconds)) s = \(Int(Double(notifications) / seconds)) notifications/s"
                 + " (CPU \(String(format: "%.3f", cpu)) s = \(Int(Double(notifications) / cpu)) per CPU-second; \(commands) commands, \(bytes / max(commands, 1)) bytes each)"

@@ -232,7 +232,3 @@ final class TimedSink: NotificationSink {
         }
     }
 }
-
-extension Duration {
-    var seconds: Double { Double(components.seconds) + Double(components.attoseconds) / 1e18 }
-}

@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import Logging
+import NotifyCore
 import UnixSignals
 
 /// Ends a shutdown that cannot finish, and says why: once a shell's graceful shutdown starts, the
@@ -39,7 +40,7 @@ final class ShutdownDeadline: @unchecked Sendable {
         defer { lock.unlock() }
         guard !armed, !disarmed else { return }
         armed = true
-        let seconds = Self.seconds(gracePeriod)
+        let seconds = gracePeriod.secondsText
         let names = signals.map(\.description).joined(separator: " or ")
         let again = signals.isEmpty ? "" : "; \(names) again stops it at once"
         logger.info("Shutting down: at most \(seconds) s (shutdown.gracePeriod)\(again)")
@@ -49,7 +50,7 @@ final class ShutdownDeadline: @unchecked Sendable {
                 "shutdown did not finish within shutdown.gracePeriod (\(seconds) s): exiting without it; what was not committed is read again at the next start"
             )
         }
-        queue.asyncAfter(deadline: .now() + .milliseconds(Int(Self.milliseconds(gracePeriod))), execute: timer)
+        queue.asyncAfter(deadline: .now() + .milliseconds(Int(gracePeriod.milliseconds)), execute: timer)
         self.timer = timer
         // No `signal(_, SIG_IGN)` first: on Linux, Dispatch delivers signals through a handler of its
         // own, installed when the group's source was made, and ignoring the signal would remove it.
@@ -86,17 +87,5 @@ final class ShutdownDeadline: @unchecked Sendable {
         logger.error("\(reason)")
         fflush(nil)  // Every output stream: the log writes its lines itself.
         _exit(status)
-    }
-
-    /// `duration` in whole milliseconds.
-    private static func milliseconds(_ duration: Duration) -> Int64 {
-        let (seconds, attoseconds) = duration.components
-        return seconds * 1_000 + attoseconds / 1_000_000_000_000_000
-    }
-
-    /// `duration` in seconds, without a fraction when it has none.
-    private static func seconds(_ duration: Duration) -> String {
-        let milliseconds = milliseconds(duration)
-        return milliseconds % 1_000 == 0 ? "\(milliseconds / 1_000)" : "\(Double(milliseconds) / 1_000)"
     }
 }

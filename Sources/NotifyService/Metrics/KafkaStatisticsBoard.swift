@@ -1,3 +1,4 @@
+import NotifyCore
 import NotifyKafka
 import Synchronization
 
@@ -34,8 +35,7 @@ final class KafkaStatisticsBoard: Sendable {
             let name = [("client", client.client)]
             for broker in client.brokers {
                 let labels = name + [("broker", String(broker.nodeId))]
-                let (seconds, attoseconds) = broker.roundTripAverage.components
-                roundTrip.samples.append((labels, Double(seconds) + Double(attoseconds) / 1e18))
+                roundTrip.samples.append((labels, broker.roundTripAverage.seconds))
                 inFlight.samples.append((labels, Double(broker.requestsInFlight)))
             }
             if client.type == "producer" { producerQueue.samples.append((name, Double(client.queuedMessages))) }

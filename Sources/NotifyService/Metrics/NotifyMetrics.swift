@@ -141,8 +141,7 @@ public struct NotifyMetrics: Sendable {
     }
 
     public func recordStageBusy(stage: String, _ duration: Duration) {
-        let (seconds, attoseconds) = duration.components
-        counter(MetricName.stageBusy, [("stage", stage)]).increment(by: Double(seconds) + Double(attoseconds) / 1e18)
+        counter(MetricName.stageBusy, [("stage", stage)]).increment(by: duration.seconds)
     }
 
     public func recordMisplaced(topic: String, count: Int) {

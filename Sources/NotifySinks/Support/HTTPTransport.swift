@@ -3,6 +3,7 @@ import Foundation
 import NIOCore
 import NIOHTTP1
 import NIOSSL
+import NotifyCore
 
 /// How a sink reaches an HTTPS service: TLS verification always on, optionally trusting a private
 /// CA (`--ca-file PEM`) instead of the system's roots, and a per-request deadline.
@@ -55,10 +56,7 @@ final class HTTPClientPool: Sendable {
 
     init(configuration: HTTPTransportConfiguration) throws {
         clients = try configuration.makeClients()
-        let nanoseconds =
-            configuration.requestTimeout.components.seconds * 1_000_000_000
-            + configuration.requestTimeout.components.attoseconds / 1_000_000_000
-        requestTimeout = .nanoseconds(nanoseconds)
+        requestTimeout = .nanoseconds(configuration.requestTimeout.nanoseconds)
     }
 
     /// Sends `request` and collects the response body (up to `maxBodyBytes`).

@@ -80,10 +80,3 @@ public final class APNsProviderToken: Sendable {
         )
     }
 }
-
-extension Duration {
-    /// The duration in seconds, as a `Double`.
-    var seconds: Double {
-        Double(components.seconds) + Double(components.attoseconds) / 1e18
-    }
-}
