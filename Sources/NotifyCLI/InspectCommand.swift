@@ -56,7 +56,7 @@ struct InspectCommand: AsyncParsableCommand {
             for try await batch in consumer.batches {
                 for record in batch {
                     // Stage 1's progress marks on notify.fanout carry no value: nothing to show.
-                    if !(record.value.isEmpty && record.headers.contains { $0.name == "notify-mark" }) {
+                    if !record.isProgressMark {
                         StandardOutput.writeLine(RecordSummary.line(for: record))
                     }
                     if record.offset >= (lastOffsets[record.topicPartition] ?? .max) - 1 {

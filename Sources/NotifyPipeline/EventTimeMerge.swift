@@ -1,6 +1,14 @@
 import NotifyCore
 import NotifyKafka
 
+extension KafkaRecord {
+    /// Whether this is a stage's progress mark record: no value, a ``ProgressMark`` header; its
+    /// topic's readers other than the stages skip it.
+    public var isProgressMark: Bool {
+        value.isEmpty && headers.contains { $0.name == ProgressMark.header }
+    }
+}
+
 /// How far one stage-1 task has come, as it tells stage 2 in the `notify-mark` header of its
 /// `notify.fanout` records (and in value-less mark records to the partitions it has nothing for):
 /// no record it writes after this one has an earlier event time than the mark says.

@@ -360,5 +360,5 @@ func readToEnd(_ topic: String, from broker: EmbeddedBroker) async throws -> [Ka
         var last: [Int32: Int64] = [:]
         for record in records { last[record.partition] = max(last[record.partition] ?? -1, record.offset) }
         return wanted.allSatisfy { (last[$0.key] ?? -1) >= $0.value - 1 }
-    }.filter { !$0.value.isEmpty }
+    }.filter { !$0.isProgressMark }
 }

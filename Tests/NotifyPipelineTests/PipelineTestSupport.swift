@@ -118,9 +118,7 @@ func readTopic(
             var records: [KafkaRecord] = []
             if condition(records) { return records }
             for try await batch in consumer.batches {
-                records += batch.filter {
-                    marks || !$0.value.isEmpty || $0.headers.allSatisfy { $0.name != "notify-mark" }
-                }
+                records += batch.filter { marks || !$0.isProgressMark }
                 read.count.withLock { $0 = records.count }
                 if condition(records) { return records }
             }
@@ -159,16 +157,7 @@ func readCommands(
 
 /// Every record of `notify.dlq` up to its current end.
 func deadLetters(in broker: EmbeddedBroker) async throws -> [KafkaRecord] {
-    let admin = try KafkaAdmin(configuration: client(broker), logger: testLogger)
-    let restorer = ChangelogRestorer(client: client(broker), admin: admin, logger: testLogger)
-    guard let metadata = try await admin.metadata(of: Topic.dlq) else {
-        throw TestTimeout(what: "metadata of \(Topic.dlq)")
-    }
-    var letters: [KafkaRecord] = []
-    for partition in 0..<Int32(metadata.partitionCount) {
-        letters += try await restorer.read(topic: Topic.dlq, partition: partition, from: 0).records
-    }
-    return letters
+    try await readToEnd(Topic.dlq, from: broker)
 }
 
 /// `error`, with what `notify.dlq` holds when it is a timeout (and what `pipeline` counted, if it
