@@ -10,8 +10,9 @@ struct BrokerCommand: AsyncParsableCommand {
         abstract: "Run an embedded Kafka-protocol broker (librdkafka's mock cluster) for development and tests.",
         discussion: """
             Prints the bootstrap list as the first line of standard output, then serves until SIGINT or SIGTERM.
-            Limits: data is kept in memory only, at most about 5 MB or 100,000 batches per partition (the
-            oldest are dropped); there is no compaction; TxnOffsetCommit is not honoured, so transactions
+
+            Limits: data is kept in memory only, at most about 5 MB or 100,000 batches per partition (the \
+            oldest are dropped); there is no compaction; TxnOffsetCommit is not honoured, so transactions \
             cannot be proven on it. Use Apache Kafka in production.
             """
     )
