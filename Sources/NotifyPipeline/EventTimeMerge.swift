@@ -338,11 +338,17 @@ struct EventTimeMerge<Input: Sendable>: Sendable {
     /// reader whose clock comes from its writers' marks would otherwise take it off twice, and hold
     /// its own read-to-end inputs (stage 2's tables) that much longer. (A writer whose inputs lag
     /// marks their latest time: the reader's clock is then at most the lateness ahead of it.)
+    ///
+    /// `.at(.min)`, the mark of a writer whose inputs lag before their first record, says nothing of
+    /// the clock: nil, as for `.finished`. Taken as a time, it set the instance clock of a stage 1
+    /// that had never read a record near `Int64.min`, moving on with the wall clock; its tasks'
+    /// idle marks said that time to stage 2 at every mark interval, and stage 2 held each of its
+    /// records for `pipeline.maxEventTimeWait`.
     func clockTime(of mark: ProgressMark, heardAt: ContinuousClock.Instant, now: ContinuousClock.Instant)
         -> Int64?
     {
         switch mark {
-        case .at(let time): time == .min ? .min : EventMicroseconds.microseconds(time.saturating(plus: lateness))
+        case .at(let time): time == .min ? nil : EventMicroseconds.microseconds(time.saturating(plus: lateness))
         case .idle(let since): since.saturating(plus: (now - heardAt).microseconds)
         case .finished: nil
         }

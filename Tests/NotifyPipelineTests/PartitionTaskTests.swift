@@ -321,6 +321,20 @@ extension PartitionTask {
         #expect(Int64.min.saturating(minus: 5) == .min)
     }
 
+    /// A writer whose inputs lag before their first record marks `.at(.min)`: a floor, not a time. A
+    /// reader that heard nothing else has no event clock, and so no floor for its inputs read to
+    /// their end from it; the writer's own floor still holds everything.
+    @Test func aMarkAtTheLowestTimeTellsNoClock() {
+        let now = ContinuousClock.now
+        var merge = EventTimeMerge<Int>(markedTopics: ["marked": 1], lateness: 10, maximumWait: .seconds(3))
+        merge.noteMark(topic: "marked", task: 0, .at(.min), now: now)
+        #expect(merge.clockTime(of: .at(.min), heardAt: now, now: now) == nil)
+        #expect(merge.eventClock(now: now + .seconds(1)) == nil)
+        #expect(merge.floor(now: now + .seconds(1)) == .min)
+        merge.noteMark(topic: "marked", task: 0, .finished, now: now)
+        #expect(merge.floor(now: now + .seconds(1)) == .max)
+    }
+
     /// A writer's `.at` mark stands the lateness behind its clock; a reader's clock adds it back, so
     /// that its own quiet inputs are held back by the lateness once, not twice.
     @Test func aReadersClockIsItsWritersMarkPlusTheLateness() {
