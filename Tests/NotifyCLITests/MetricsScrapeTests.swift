@@ -1,4 +1,3 @@
-import AsyncHTTPClient
 import Foundation
 import Logging
 import NotifyBuild
@@ -54,8 +53,8 @@ import Testing
         let base = try await process.serviceBase()
         let deadline = ContinuousClock.now + .seconds(90)
         while true {
-            let ready = try? await get(base + "/readyz")
-            if let body = try? await get(base + "/metrics"), ready?.status == 200 {
+            let ready = try? await httpGet(base + "/readyz")
+            if let body = try? await httpGet(base + "/metrics"), ready?.status == 200 {
                 let exposition = try PrometheusText.parse(body.text)
                 if !exposition.samples(of: MetricName.kafkaBrokerRoundTrip).isEmpty { return exposition }
             }
@@ -83,10 +82,5 @@ import Testing
         #expect((exposition.value(MetricName.processResidentMemory, [:]) ?? 0) > 0)
         #expect((exposition.value(MetricName.processOpenFileDescriptors, [:]) ?? 0) > 0)
         #expect(exposition.samples(of: MetricName.kafkaBrokerRoundTrip).allSatisfy { $0.labels["broker"] == "1" })
-    }
-
-    private func get(_ url: String) async throws -> (status: UInt, text: String) {
-        let response = try await HTTPClient.shared.execute(HTTPClientRequest(url: url), timeout: .seconds(10))
-        return (response.status.code, String(buffer: try await response.body.collect(upTo: 4 << 20)))
     }
 }

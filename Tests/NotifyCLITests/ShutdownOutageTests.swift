@@ -2,6 +2,8 @@ import Foundation
 import Logging
 import NotifyCore
 import NotifyKafka
+import NotifyService
+import NotifyTestSupport
 import Testing
 
 /// A `notify pipeline` asked to stop while its Kafka cluster is gone (the embedded broker's outage
@@ -10,7 +12,13 @@ import Testing
 /// SIGTERM ends it at once. `Scripts/test.sh` runs this suite with the other tests that take a
 /// broker down.
 @Suite(.serialized) struct ShutdownOutageTests {
-    /// Runs `body` with a pipeline of `gracePeriod` seconds that was ready, whose broker is now down.
+    /// How many users' devices the pipeline folds before its broker goes down.
+    static let users = 24
+
+    /// Runs `body` with a pipeline of `gracePeriod` seconds whose broker is now down, and which has
+    /// state its shutdown must save first: the devices of ``users`` users, folded by stage 2 at a
+    /// save interval of 300 s, so most of its tasks (saved one per 300 s / 12) hold them unsaved.
+    /// (With nothing to save, a shutdown needs no broker and ends at once with status 0, as it should.)
     func withPipelineWithoutItsCluster(
         gracePeriod: Int, _ body: (NotifyProcess) async throws -> Void
     ) async throws {
@@ -19,14 +27,56 @@ import Testing
             for topic in catalog.topics { try await broker.createTopic(topic.name, partitions: topic.partitions) }
             let pipeline = try NotifyProcess([
                 "pipeline", "--bootstrap", broker.bootstrapServers, "--http-listen", "127.0.0.1:0",
-                "--set", "shutdown.gracePeriod=\(gracePeriod)",
+                "--set", "shutdown.gracePeriod=\(gracePeriod)", "--set", "pipeline.saveInterval=300",
             ])
             defer { pipeline.kill() }
-            _ = try await pipeline.waitForLine { $0.contains("Restored route task") }
+            let base = try await pipeline.serviceBase()
+            try await waitUntilReady(base)  // Devices there at its start would be restored, not folded.
+            try await produceDevices(to: broker)
+            try await waitUntilRouteFolded(Self.users, base)
             try await broker.setBrokerDown(1)
             _ = try await pipeline.waitForLine(timeout: .seconds(30)) { $0.contains("_TRANSPORT") }
             try await body(pipeline)
         }
+    }
+
+    /// One `devices.updated` for each of ``users`` users, as a users' producer writes them.
+    func produceDevices(to broker: EmbeddedBroker) async throws {
+        let producer = try KafkaProducer(
+            configuration: KafkaClientConfiguration(
+                bootstrapServers: broker.bootstrapServers, clientId: "shutdown-outage-test",
+                properties: ["partitioner": "murmur2_random"]),
+            logger: Logger(label: "shutdown-outage-test"))
+        let at = EventTime(Date()).rfc3339
+        for user in 0..<Self.users {
+            let value =
+                #"{"type":"devices.updated","id":"d-\#(user)","at":"\#(at)","userId":"user-\#(user)","devices":[]}"#
+            _ = try await producer.send(
+                OutgoingRecord(topic: Topic.devices, key: Array("user-\(user)".utf8), value: Array(value.utf8)))
+        }
+        await producer.close()
+    }
+
+    /// Waits until the pipeline serving at `base` says it is ready (/readyz).
+    func waitUntilReady(_ base: String) async throws {
+        let deadline = ContinuousClock.now + .seconds(60)
+        while try await httpGet(base + "/readyz").status != 200 {
+            guard ContinuousClock.now < deadline else { throw ProcessFailure("\(base): not ready in 60 s") }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+    }
+
+    /// Waits until stage 2 of the pipeline serving at `base` has folded `count` records (/metrics).
+    func waitUntilRouteFolded(_ count: Int, _ base: String) async throws {
+        let deadline = ContinuousClock.now + .seconds(60)
+        var folded = 0.0
+        while ContinuousClock.now < deadline {
+            let metrics = try PrometheusText.parse(try await httpGet(base + "/metrics").text)
+            folded = metrics.value(MetricName.eventTimeWait + "_count", ["stage": "route"]) ?? 0
+            if folded >= Double(count) { return }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        throw ProcessFailure("stage 2 folded \(folded) of \(count) records in 60 s")
     }
 
     @Test func aShutdownThatCannotCommitEndsAtTheGracePeriodSayingWhy() async throws {
