@@ -13,8 +13,10 @@ import Testing
     /// One device registration, read by stage 2 of a pipeline whose stage 1 has read nothing, with
     /// the maximum wait at 60 s. Before, the instance clock of such a stage 1 started near
     /// `Int64.min` (it took the `.at(.min)` mark of a task whose inputs had not been read yet for a
-    /// time), its idle marks said that time to stage 2, one record per `notify.fanout` partition
-    /// every mark interval, and stage 2 held the registration for the whole maximum wait.
+    /// time), its idle marks said that time to stage 2 (in a `notify pipeline` process also as one
+    /// record per `notify.fanout` partition every mark interval; in this one stage 2 hears them in
+    /// memory, so the last check guards that cost without having caught it), and stage 2 held the
+    /// registration for the whole maximum wait.
     @Test func stageTwoFoldsWithinTheLatenessWhileStageOneHasReadNothing() async throws {
         let configuration = try testCoreConfiguration()
         try await withPipelineBroker { broker in
