@@ -1,4 +1,3 @@
-import AsyncHTTPClient
 import Foundation
 import Glibc
 import NotifyCore
@@ -44,15 +43,9 @@ import Testing
             "\(dev.output)")
         #expect(dev.output[undeliverable...].contains { $0.hasPrefix("  delivered   push → bob/bob-pixel") })
 
-        let http = HTTPClient.shared
-        func get(_ path: String) async throws -> (UInt, String) {
-            let response = try await http.execute(HTTPClientRequest(url: "\(base)\(path)"), timeout: .seconds(10))
-            let body = try await response.body.collect(upTo: 4 << 20)
-            return (response.status.code, String(buffer: body))
-        }
-        #expect(try await get("/readyz").0 == 200)
-        #expect(try await get("/healthz").0 == 200)
-        let (status, metrics) = try await get("/metrics")
+        #expect(try await httpGet(base + "/readyz").status == 200)
+        #expect(try await httpGet(base + "/healthz").status == 200)
+        let (status, metrics) = try await httpGet(base + "/metrics")
         #expect(status == 200)
         var samples: [String: Double] = [:]
         for line in metrics.split(separator: "\n") where !line.hasPrefix("#") {

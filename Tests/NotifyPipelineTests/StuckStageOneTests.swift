@@ -102,7 +102,7 @@ import Testing
             #expect(
                 waits >= forced, "\(Int(waits)) waits observed for \(Int(forced)) records the maximum wait released")
             #expect(
-                waited >= Double(maximumWait.components.seconds),
+                waited >= maximumWait.seconds,
                 "notify_event_time_wait_seconds should hold the maximum wait at least once: \(waited) s in all")
             // `released` is an upper bound only: it includes joining two reader groups, about 12 s on
             // this machine, while the processes' logs put the commands 1 to 2 s after the burst. So
