@@ -16,9 +16,12 @@ import Testing
     static let users = 24
 
     /// Runs `body` with a pipeline of `gracePeriod` seconds whose broker is now down, and which has
-    /// state its shutdown must save first: the devices of ``users`` users, folded by stage 2 at a
-    /// save interval of 300 s, so most of its tasks (saved one per 300 s / 12) hold them unsaved.
-    /// (With nothing to save, a shutdown needs no broker and ends at once with status 0, as it should.)
+    /// work its shutdown must finish through the broker: stage 2 has folded the devices of ``users``
+    /// users just before, and neither their changelog records (a quiet stage saves at its next tick)
+    /// nor their offsets (the consumer's automatic commit is put off for 10 minutes) can have been
+    /// committed; the revocation's save and commit wait for the broker. (With nothing to finish, a
+    /// shutdown needs no broker and ends at once with status 0, as it should; with the automatic
+    /// commit at its 5 s, that happened now and then.)
     func withPipelineWithoutItsCluster(
         gracePeriod: Int, _ body: (NotifyProcess) async throws -> Void
     ) async throws {
@@ -27,7 +30,7 @@ import Testing
             for topic in catalog.topics { try await broker.createTopic(topic.name, partitions: topic.partitions) }
             let pipeline = try NotifyProcess([
                 "pipeline", "--bootstrap", broker.bootstrapServers, "--http-listen", "127.0.0.1:0",
-                "--set", "shutdown.gracePeriod=\(gracePeriod)", "--set", "pipeline.saveInterval=300",
+                "--set", "shutdown.gracePeriod=\(gracePeriod)", "-X", "auto.commit.interval.ms=600000",
             ])
             defer { pipeline.kill() }
             let base = try await pipeline.serviceBase()
