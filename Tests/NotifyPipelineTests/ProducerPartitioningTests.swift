@@ -38,11 +38,8 @@ import Testing
             get { metadata[key] }
             set { metadata[key] = newValue }
         }
-        func log(
-            level: Logger.Level, message: Logger.Message, metadata: Logger.Metadata?, source: String, file: String,
-            function: String, line: UInt
-        ) {
-            lines.withLock { $0.append(message.description) }
+        func log(event: LogEvent) {
+            lines.withLock { $0.append(event.message.description) }
         }
     }
 
