@@ -11,6 +11,31 @@ hard=$(ulimit -Hn)
 if [ "$hard" = unlimited ] || [ "$hard" -gt 65536 ]; then hard=65536; fi
 if [ "$(ulimit -n)" != unlimited ] && [ "$(ulimit -n)" -lt "$hard" ]; then ulimit -n "$hard"; fi
 echo "open files limit for the tests: $(ulimit -n)"
+# Every process the tests start inherits this variable. A test process that crashes or is killed
+# leaves the pipelines, brokers and sinks it started behind (SwiftPM runs it in a process group of
+# its own, so they get no signal either): on its way out, this script ends whatever still carries
+# it, by PID. The environments are read with builtins only, so no process of the script's own but
+# the script itself carries it then.
+export NOTIFY_TEST_RUN="$$.$RANDOM$RANDOM"
+end_leftover_processes() {
+  local environ pid variables variable command
+  for environ in /proc/[0-9]*/environ; do
+    pid=${environ#/proc/}
+    pid=${pid%/environ}
+    [ "$pid" != $$ ] || continue
+    mapfile -d '' variables 2>/dev/null <"$environ" || continue
+    for variable in "${variables[@]}"; do
+      [ "$variable" = "NOTIFY_TEST_RUN=$NOTIFY_TEST_RUN" ] || continue
+      mapfile -d '' command 2>/dev/null <"/proc/$pid/cmdline" || true
+      echo "test.sh: ending process $pid, started by a test and still running: ${command[*]:0:4}" >&2
+      kill -KILL "$pid" 2>/dev/null || true
+      break
+    done
+  done
+}
+trap end_leftover_processes EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
 # The format (.swift-format, line length 120): `swift format format -i -r Sources Tests` fixes most of it.
 swift format lint --strict --parallel -r Sources Tests
 swift build --build-tests
