@@ -373,8 +373,9 @@ struct PartitionTask<Logic: StageLogic>: Sendable {
     }
 
     /// Notes which inputs have records waiting in Kafka (`lag`, from the consumer: a partition it has
-    /// no figure for yet counts as lagging; `nil`, nothing known: every input counts as read).
-    private mutating func noteLag(_ lag: [TopicPartition: Int64]?, logic: Logic, now: ContinuousClock.Instant) {
+    /// no figure for yet counts as lagging; `nil`, nothing known: every input counts as read). A
+    /// batch tells it to the tasks it has records of; its runner tells it to the others.
+    mutating func noteLag(_ lag: [TopicPartition: Int64]?, logic: Logic, now: ContinuousClock.Instant) {
         for topic in logic.inputTopics {
             let lagging =
                 lag.map { $0[TopicPartition(topic: topic, partition: partition)].map { $0 > 0 } ?? true } ?? false

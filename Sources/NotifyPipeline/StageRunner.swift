@@ -121,8 +121,10 @@ actor StageRunner<Logic: StageLogic> {
         self.consumer = consumer
     }
 
-    /// Folds a batch (its events decoded ahead by the caller, see ``ConsumedRecord``) and queues what it made.
-    func process(_ batch: consuming [ConsumedRecord]) async throws {
+    /// Folds a batch (its events decoded ahead by the caller, see ``ConsumedRecord``) and queues what
+    /// it made. Every task learns from the consumer's lag (``KafkaConsumer/lag()``, asked now unless
+    /// `lag` gives it) which of its inputs have records waiting.
+    func process(_ batch: consuming [ConsumedRecord], lag given: [TopicPartition: Int64]? = nil) async throws {
         let started = ContinuousClock.now
         let consumed = batch.compactMap { consumed in
             let record = consumed.record
@@ -135,7 +137,7 @@ actor StageRunner<Logic: StageLogic> {
         batch.withUnsafeMutableBufferPointer { $0.reverse() }
         while let next = batch.popLast() { byPartition[next.record.partition, default: []].append(next) }
         var output = TaskOutput()
-        let lag = try? consumer?.lag()
+        let lag = given ?? (try? consumer?.lag())
         let now = ContinuousClock.now
         var clock = InstanceClock()
         let partitions = byPartition.keys.sorted()
@@ -151,6 +153,17 @@ actor StageRunner<Logic: StageLogic> {
                     swap(&taken, &records)
                     return $0.process(taken, logic: logic, limits: limits, lag: lag, now: now)
                 })
+        }
+        // The tasks the batch has no records of learn its lag too: their records may wait in the
+        // consumer, fetched and not handed over yet. A task that took its inputs for read to their
+        // end marked itself idle at the instance's clock, and stage 2 folded a burst's records of
+        // the tasks in the first batch before those of the others.
+        if let lag {
+            var inBatch = LocalProgressBoard.TaskSet(capacity: Int(partitionCount))
+            for partition in partitions { inBatch.insert(partition) }
+            forEachTask { partition, task in
+                if !inBatch.contains(partition) { task.noteLag(lag, logic: logic, now: now) }
+            }
         }
         // A batch may move a task's marks without making records (an input it lagged on is now read
         // to its end): the readers in this instance learn it now, not at the next local interval. With

@@ -165,6 +165,32 @@ import Testing
         #expect(known != .at(.min))
     }
 
+    /// A task whose messages wait in the consumer, fetched but not in the batch its runner folds (a
+    /// burst's first batch held another partition's records only), is told that batch's lag: it
+    /// then holds its readers at the time it has read to, not at the instance's clock less the
+    /// lateness, which the other tasks' records of the burst had put past its own waiting ones.
+    @Test func aTaskToldTheLagOfABatchWithoutItsRecordsHoldsItsReaders() throws {
+        var task = PartitionTask<FanoutStageLogic>(
+            partition: 0, state: logic.initialState(), merge: EventTimeMerge(lateness: 200, maximumWait: .seconds(30)))
+        let assigned = ContinuousClock.now
+        task.awaitPositions(logic: logic, now: assigned)
+        func lag(messages: Int64) -> [TopicPartition: Int64] {
+            Dictionary(
+                uniqueKeysWithValues: logic.inputTopics.map {
+                    (TopicPartition(topic: $0, partition: 0), $0 == Topic.messages ? messages : 0)
+                })
+        }
+        _ = task.process([KafkaRecord](), logic: logic, limits: RecordLimits(), lag: lag(messages: 0), now: assigned)
+        let burstClock = EventMicroseconds.microseconds(Scenario.base.milliseconds + 10_000)
+        let quiet = task.progressMark(
+            for: Topic.fanout, logic: logic, instanceClock: burstClock, now: assigned + .milliseconds(10))
+        #expect(quiet == .idle(since: burstClock), "read to its end, the task follows the instance's clock")
+        task.noteLag(lag(messages: 250), logic: logic, now: assigned + .milliseconds(10))
+        let waiting = task.progressMark(
+            for: Topic.fanout, logic: logic, instanceClock: burstClock, now: assigned + .milliseconds(10))
+        #expect(waiting == .at(.min), "its first messages are still to come: nothing is passed")
+    }
+
     /// A task folds no message past an identity it has not heard yet: until the identity follower
     /// says where chat.identities stands, its partitions count as having records waiting. Without
     /// that, a burst of messages read before the follower's first batch carried event time past the
