@@ -430,7 +430,12 @@ struct EventTimeMerge<Input: Sendable>: Sendable {
                 for (task, heard) in marks[topic] ?? [:] where task >= 0 && task < writers {
                     // A mark this instance wrote, of a task it still holds, moves on with the clock.
                     let alive = heard.local && reading?.held.contains(task) == true
-                    writerFloors[Int(task)] = writerFloor(of: heard.mark, alive: alive ? heard.readAt : nil, now: now)
+                    // Its `.finished` held only while it had no input: what it has now is on the
+                    // board, which this reader hears once it has read the writer's records (below).
+                    // Taken as the later floor, it let through every record the writer later held.
+                    writerFloors[Int(task)] =
+                        alive && heard.mark == .finished
+                        ? .min : writerFloor(of: heard.mark, alive: alive ? heard.readAt : nil, now: now)
                 }
                 // A local writer's records not read yet bring their own times; after them, its mark holds.
                 for (task, mark, madeAt, unread) in reading?.current ?? [] where task >= 0 && task < writers {

@@ -100,6 +100,35 @@ import Testing
             "the record of second 5 is read, the next on its way is of second 7")
     }
 
+    /// A local writer that had no input when its fence went out said `.finished` through Kafka; its
+    /// reader, caught up with it, hears from then on only the board. Once the writer has input its
+    /// board mark holds the reader: the `.finished` heard through Kafka said nothing of what came
+    /// later. (Taken as the later of the two floors, it let stage 2 fold a client state before the
+    /// message the writer held, and a burst's records in the order the writers sent them.)
+    @Test func aFinishedMarkHeardThroughKafkaGivesWayToTheBoard() throws {
+        let now = ContinuousClock.now
+        let board = LocalProgressBoard()
+        var merge = Self.merge(reading: 0, on: board)
+        let base = try EventTimeMergeTests.input(0, at: 0).order.milliseconds
+        board.publish(.finished, topic: "marked", task: 0, at: now)
+        let fences = try #require(board.fence(topic: "marked", task: 0, partitions: 1))
+        merge.noteMark(topic: "marked", task: 0, .finished, local: true, now: now)
+        merge.noteSequence(topic: "marked", task: 0, try sequence(fences[0], on: board))
+        merge.add(try EventTimeMergeTests.input(5, at: 5), source: "a", now: now)
+        var forced = 0
+        var waited: [Duration] = []
+        #expect(
+            merge.release(now: now + .milliseconds(1), forced: &forced, waited: &waited).map(\.input) == [5],
+            "a writer with no input holds nothing")
+        merge.add(try EventTimeMergeTests.input(6, at: 6), source: "a", now: now + .milliseconds(2))
+        board.publish(.at(base + 2_000), topic: "marked", task: 0, at: now + .milliseconds(2))
+        #expect(
+            merge.release(now: now + .milliseconds(3), forced: &forced, waited: &waited).isEmpty,
+            "the writer holds a message of second 2")
+        board.publish(.at(base + 7_000), topic: "marked", task: 0, at: now + .milliseconds(4))
+        #expect(merge.release(now: now + .milliseconds(5), forced: &forced, waited: &waited).map(\.input) == [6])
+    }
+
     /// The times of a writer's records on their way are kept only as far as the reader can use them:
     /// past what a reader far behind lets be kept, the records before are not known any more.
     @Test func aReaderFarBehindLearnsNothingOfTheRecordsNotKept() {
