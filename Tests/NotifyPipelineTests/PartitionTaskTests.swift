@@ -165,10 +165,11 @@ import Testing
         #expect(known != .at(.min))
     }
 
-    /// A task whose messages wait in the consumer, fetched but not in the batch its runner folds (a
-    /// burst's first batch held another partition's records only), is told that batch's lag: it
-    /// then holds its readers at the time it has read to, not at the instance's clock less the
-    /// lateness, which the other tasks' records of the burst had put past its own waiting ones.
+    /// What a task does with a lag it is told without records of its own (its runner tells it the
+    /// lag of a batch that has none; that the runner does is `StageRunnerTests`'): a task whose
+    /// inputs were read to their end follows the instance's clock, and once told its messages wait
+    /// it holds its readers at the time it has read to, not at that clock, which the other tasks'
+    /// records of a burst had put past its own waiting ones.
     @Test func aTaskToldTheLagOfABatchWithoutItsRecordsHoldsItsReaders() throws {
         var task = PartitionTask<FanoutStageLogic>(
             partition: 0, state: logic.initialState(), merge: EventTimeMerge(lateness: 200, maximumWait: .seconds(30)))
