@@ -121,6 +121,7 @@ public final class KafkaConsumer: Sendable {
         let list = NativePartitionList(offsets: partitions.map { ($0.key, $0.value.native) })
         let result = try handle.use { client in list.withUnsafeMutablePointer { rd_kafka_assign(client, $0) } }
         if result != RD_KAFKA_RESP_ERR_NO_ERROR { throw KafkaError(result, context: "assign") }
+        context.assigned.withLock { $0 = Set(partitions.keys) }
         context.startOffsets.withLock { starts in
             for (partition, offset) in partitions {
                 if case .offset(let start) = offset { starts[partition] = .some(start) }
@@ -128,12 +129,10 @@ public final class KafkaConsumer: Sendable {
         }
     }
 
-    /// The partitions this consumer reads now.
+    /// The partitions this consumer reads now, as its assignments and revocations left them. Does not
+    /// ask librdkafka, whose `rd_kafka_assignment` waits for a reply from the client's main thread.
     public func assignment() throws -> Set<TopicPartition> {
-        var list: UnsafeMutablePointer<rd_kafka_topic_partition_list_t>?
-        let result = try handle.use { rd_kafka_assignment($0, &list) }
-        guard result == RD_KAFKA_RESP_ERR_NO_ERROR, let list else { throw KafkaError(result, context: "assignment") }
-        return Set(NativePartitionList(adopting: list).entries.map(\.partition))
+        try handle.use { _ in context.assigned.withLock { $0 } }
     }
 
     /// The records, a batch at a time. Read by one task.
@@ -192,20 +191,18 @@ public final class KafkaConsumer: Sendable {
     public func lag() throws -> [TopicPartition: Int64] {
         let buffered = context.handoff.bufferedCounts()
         let starts = context.startOffsets.withLock { $0 }
+        // The assignment as the rebalance callback left it, not `rd_kafka_assignment`'s: that waits for
+        // the client's main thread, and this is called for every batch.
+        let assigned = Array(context.assigned.withLock { $0 })
+        guard !assigned.isEmpty else { return try handle.use { _ in [:] } }
+        let list = NativePartitionList(partitions: assigned)
         return try handle.use { pointer in
-            // The assignment's own list gets the positions, and its C topic names ask for the
-            // watermarks: called for every batch, so no Swift set, no second list, no C strings made.
-            var assigned: UnsafeMutablePointer<rd_kafka_topic_partition_list_t>?
-            let listed = rd_kafka_assignment(pointer, &assigned)
-            guard listed == RD_KAFKA_RESP_ERR_NO_ERROR, let assigned else {
-                throw KafkaError(listed, context: "assignment")
-            }
-            let list = NativePartitionList(adopting: assigned)
-            return try list.withUnsafeMutablePointer { list in
+            try list.withUnsafeMutablePointer { list in
                 let result = rd_kafka_position(pointer, list)
                 if result != RD_KAFKA_RESP_ERR_NO_ERROR { throw KafkaError(result, context: "position") }
-                var lags: [TopicPartition: Int64] = Dictionary(minimumCapacity: Int(list.pointee.cnt))
-                for index in 0..<Int(list.pointee.cnt) {
+                var lags: [TopicPartition: Int64] = Dictionary(minimumCapacity: assigned.count)
+                // The list's entries are `assigned`'s, in its order: no topic name read back out of C.
+                for (index, partition) in assigned.enumerated() {
                     let element = list.pointee.elems[index]
                     var low: Int64 = 0
                     var high: Int64 = 0
@@ -214,7 +211,6 @@ public final class KafkaConsumer: Sendable {
                             == RD_KAFKA_RESP_ERR_NO_ERROR,
                         high >= 0
                     else { continue }
-                    let partition = TopicPartition(topic: String(cString: element.topic), partition: element.partition)
                     var from = element.offset
                     if from < 0 {
                         // Nothing handed out yet: the fetcher starts at the committed offset, else as reset says.
@@ -364,6 +360,8 @@ final class ConsumerContext: ClientContext, @unchecked Sendable {
     /// Where the fetcher starts each assigned partition: its committed offset, `nil` when none (then
     /// `autoOffsetReset` says). Read at assignment, for ``KafkaConsumer/lag()`` before the first record.
     let startOffsets = Mutex<[TopicPartition: Int64?]>([:])
+    /// The partitions assigned, as ``KafkaConsumer/assign(_:)`` and the rebalance callback set them.
+    let assigned = Mutex<Set<TopicPartition>>([])
     let autoOffsetReset: AutoOffsetReset
 
     init(logger: Logger, hooks: RebalanceHooks, handoff: RecordBatchHandoff, autoOffsetReset: AutoOffsetReset) {
@@ -472,9 +470,12 @@ private let rebalanceCallback:
             if cooperative {
                 if let error = rd_kafka_incremental_assign(handle, partitions) {
                     context.logger.error("\(KafkaError(consuming: error, context: "incremental assign"))")
+                } else {
+                    context.assigned.withLock { $0.formUnion(topicPartitions) }
                 }
             } else {
                 rd_kafka_assign(handle, partitions)
+                context.assigned.withLock { $0 = Set(topicPartitions) }
             }
             noteStartOffsets(handle, partitions, context)
             let hooks = context.hooks
@@ -498,11 +499,14 @@ private let rebalanceCallback:
                 if let error = rd_kafka_incremental_unassign(handle, partitions) {
                     context.logger.error("\(KafkaError(consuming: error, context: "incremental unassign"))")
                 }
+                context.assigned.withLock { $0.subtract(revoked) }
             } else {
                 rd_kafka_assign(handle, nil)
+                context.assigned.withLock { $0 = [] }
             }
         default:
             context.logger.error("Rebalance failed: \(KafkaError(reason))")
             rd_kafka_assign(handle, nil)
+            context.assigned.withLock { $0 = [] }
         }
     }

@@ -45,11 +45,20 @@ import Testing
                 return split && total == 400
             }
             #expect(assignments.withLock { $0["a"]!.isDisjoint(with: $0["b"]!) })
+            // Each member's own account of its assignment (kept from the rebalances, not asked of
+            // librdkafka) is what the hooks were told, and its lag covers those partitions only.
+            try await waitUntil {
+                let told = assignments.withLock { $0 }
+                return try told["a"] == memberA.assignment() && told["b"] == memberB.assignment()
+            }
+            try await waitUntil { try Set(memberA.lag().keys) == memberA.assignment() }
+            #expect(try Set(memberB.lag().keys).isSubset(of: memberB.assignment()))
 
             // A leaves (its stored offsets are committed on the way out); B takes all four.
             await memberA.close()
             _ = try await readerA.value
             try await waitUntil { assignments.withLock { $0["b", default: []].count == 4 } }
+            try await waitUntil { try memberB.assignment() == assignments.withLock { $0["b"] } }
             let secondHalf = (400..<800).map { record("group", key: "k\($0 % 40)", value: "\($0)") }
             _ = try await producer.send(secondHalf)
             await producer.close()
