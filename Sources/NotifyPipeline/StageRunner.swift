@@ -104,8 +104,10 @@ actor StageRunner<Logic: StageLogic> {
     /// or could not foresee when (a floor that only records or marks move holds them).
     private func ringIfSooner(_ partitions: some Sequence<Int32>) {
         for partition in partitions {
-            guard let merge = tasks[partition]?.merge, merge.earliest != nil else { continue }
-            guard let planned = plannedRelease, let release = merge.nextRelease, release >= planned else {
+            guard let (waiting, release) = withTask(partition, { ($0.merge.earliest != nil, $0.merge.nextRelease) }),
+                waiting
+            else { continue }
+            guard let planned = plannedRelease, let release, release >= planned else {
                 return releaseAlarm.ring()
             }
         }
@@ -143,7 +145,7 @@ actor StageRunner<Logic: StageLogic> {
         let partitions = byPartition.keys.sorted()
         for partition in partitions {
             var records = byPartition.removeValue(forKey: partition)!
-            guard tasks[partition] != nil else {
+            guard tasks.keys.contains(partition) else {
                 logger.debug("Records of a partition given up are dropped", metadata: ["partition": "\(partition)"])
                 continue
             }
@@ -229,12 +231,16 @@ actor StageRunner<Logic: StageLogic> {
     ) -> TaskOutput {
         guard var task = tasks.removeValue(forKey: partition) else { return TaskOutput() }
         var output = body(&task)
-        tasks[partition] = task
+        // Back in the table before the instance's clock looks at every task; read there in place from
+        // now on (``withTask(_:_:)``): read after it went back, `task` would be copied into the table.
+        tasks[partition] = consume task
         if output.records.contains(where: { !$0.value.isEmpty }) {
             let current = clock.value ?? instanceClock(now: now)
             clock.value = current
             for (topic, partitions) in markTargets {
-                let mark = task.progressMark(for: topic, logic: logic, instanceClock: current, now: now)
+                let mark = withTask(partition) {
+                    $0.progressMark(for: topic, logic: logic, instanceClock: current, now: now)
+                }!
                 // In the partitions the readers own the keys of, whatever the producer's partitioner:
                 // marked per partition, and numbered.
                 for index in output.records.indices
@@ -243,7 +249,9 @@ actor StageRunner<Logic: StageLogic> {
                         KafkaPartitioner.murmur2.partition(of: $0, partitionCount: partitions)
                     }
                 }
-                task.stampMarks(&output.records, topic: topic, partitions: partitions, mark: mark)
+                _ = withTask(partition) {
+                    $0.stampMarks(&output.records, topic: topic, partitions: partitions, mark: mark)
+                }
                 if let localMarks = merge.localMarks {
                     localMarks.number(&output.records, topic: topic, task: partition)
                     localMarks.publish(mark, topic: topic, task: partition, at: now)
@@ -282,6 +290,13 @@ actor StageRunner<Logic: StageLogic> {
             clock = max(clock ?? .min, settled.saturating(plus: EventMicroseconds.microseconds(task.merge.lateness)))
         }
         return clock
+    }
+
+    /// `body` applied to the task of `partition` in place, nil if there is none: read out of the
+    /// table, even to look at it, a task would be copied, a retain and a release per field.
+    private func withTask<Result>(_ partition: Int32, _ body: (inout PartitionTask<Logic>) -> Result) -> Result? {
+        guard let index = tasks.index(forKey: partition) else { return nil }
+        return body(&tasks.values[index])
     }
 
     /// Applies `body` to every task (with its partition) where it is in ``tasks``, in the table's
