@@ -137,7 +137,11 @@ actor StageRunner<Logic: StageLogic> {
         var byPartition: [Int32: [ConsumedRecord]] = [:]
         var batch = batch
         batch.withUnsafeMutableBufferPointer { $0.reverse() }
-        while let next = batch.popLast() { byPartition[next.record.partition, default: []].append(next) }
+        while let next = batch.popLast() {
+            let partition = next.record.partition
+            // Without `consume`, the record was copied into the list and the popped one destroyed.
+            byPartition[partition, default: []].append(consume next)
+        }
         var output = TaskOutput()
         let lag = given ?? (try? consumer?.lag())
         let now = ContinuousClock.now
