@@ -31,8 +31,8 @@ final class NativePartitionList {
         self.init(offsets: partitions.lazy.map { ($0, Int64?.none) })
     }
 
-    /// Takes ownership of a list librdkafka allocated for the caller to destroy (`rd_kafka_topic_partition_list_copy`'s).
-    init(adopting pointer: UnsafeMutablePointer<rd_kafka_topic_partition_list_t>) {
+    /// Takes ownership of a list librdkafka allocated for the caller to destroy (a copy it made).
+    private init(adopting pointer: UnsafeMutablePointer<rd_kafka_topic_partition_list_t>) {
         self.pointer = pointer
     }
 
