@@ -11,7 +11,13 @@ enum DecimalASCII {
             bytes.append(UInt8(ascii: "0") + UInt8(magnitude % 10))
             magnitude /= 10
         } while magnitude > 0
-        bytes[start...].reverse()
+        // Reversed in place: through a slice (`bytes[start...].reverse()`), the digits were copied
+        // out and back, an allocation per number.
+        var (low, high) = (start, bytes.count - 1)
+        while low < high {
+            bytes.swapAt(low, high)
+            (low, high) = (low + 1, high - 1)
+        }
     }
 
     /// The integer `bytes` hold in decimal (an optional `-`, then digits and nothing else), if it fits
