@@ -167,6 +167,10 @@ struct EventTimeMerge<Input: Sendable>: Sendable {
     private(set) var sequencesRead: [String: LocalProgressBoard.ReadSequences] = [:]
     /// Whether ``sequencesRead`` changed since the board was last told (``publishReads()``).
     private var readsToPublish = false
+    /// The board's readings of the local writers as the last release took them, one per marked
+    /// topic in the order of ``markedTopicList``: each release takes them again into the same storage
+    /// (``readLocalWriters()``).
+    private var localReadings: [LocalProgressBoard.Reading] = []
 
     /// When the wall clock alone lets the earliest record waiting go, or ends a record's maximum
     /// wait, whichever comes first, as the last ``release(now:predicting:forced:)`` found the floors
@@ -262,6 +266,18 @@ struct EventTimeMerge<Input: Sendable>: Sendable {
         guard let localMarks else { return [] }
         return markedTopicList.map { topic, _ in
             localMarks.writers(of: topic, partition: partition, seen: sequencesRead[topic] ?? [:])
+        }
+    }
+
+    /// Takes ``localReadings`` again, as ``localWriters()`` would give them, in the storage they have.
+    private mutating func readLocalWriters() {
+        guard let localMarks else { return }
+        if localReadings.count != markedTopicList.count {
+            localReadings = Array(repeating: LocalProgressBoard.Reading(), count: markedTopicList.count)
+        }
+        for index in markedTopicList.indices {
+            let topic = markedTopicList[index].topic
+            localMarks.read(&localReadings[index], of: topic, partition: partition, seen: sequencesRead[topic] ?? [:])
         }
     }
 
@@ -526,7 +542,8 @@ struct EventTimeMerge<Input: Sendable>: Sendable {
         now: ContinuousClock.Instant, predicting: Bool = false, forced: inout Int, waited: inout [Duration]
     ) -> [DecodedInput<Input>] {
         keepHeardClock(now: now)
-        let local = localWriters()
+        readLocalWriters()
+        let local = localReadings
         let clock = eventClock(now: now, local: local)
         noteClock(clock, now: now)
         nextRelease = nil

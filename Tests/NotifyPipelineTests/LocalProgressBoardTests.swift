@@ -172,6 +172,31 @@ import Testing
         }
     }
 
+    /// A reading taken into the storage of an earlier one, of another partition and other writers,
+    /// is the reading taken afresh.
+    @Test func aReadingTakenAgainInPlaceIsTheReadingTakenAfresh() throws {
+        let board = LocalProgressBoard()
+        let now = ContinuousClock.now
+        for task: Int32 in [0, 1, 70] { board.publish(.at(Int64(task)), topic: "marked", task: task, at: now) }
+        board.publish(.at(9), topic: "other", task: 3, at: now)
+        var records = [0, 1].map {
+            OutgoingRecord(topic: "marked", key: nil, value: [1], partition: $0, timestampMilliseconds: 7)
+        }
+        board.number(&records, topic: "marked", task: 1)
+        board.number(&records, topic: "marked", task: 70)
+        let seen: LocalProgressBoard.ReadSequences = [1: try sequence(records[0], on: board)]
+        var reading = board.writers(of: "marked", partition: 1, seen: [70: 1])
+        #expect(reading.current.map(\.task) == [70] && reading.held.contains(70))
+        board.read(&reading, of: "marked", partition: 0, seen: seen)
+        let fresh = board.writers(of: "marked", partition: 0, seen: seen)
+        #expect(reading.held == fresh.held && reading.held == [0, 1, 70])
+        #expect(reading.current.map(\.task) == [1] && fresh.current.map(\.task) == [1])
+        #expect(reading.current.map(\.mark) == fresh.current.map(\.mark))
+        #expect(reading.current.map(\.unread) == fresh.current.map(\.unread))
+        board.read(&reading, of: "other", partition: 0, seen: [:])
+        #expect(reading.current.isEmpty && reading.held == [3])
+    }
+
     /// A topic's writers, kept by task: each is found by its task, they are listed in task order, and
     /// the table counts them and has room up to its highest task.
     @Test func aWriterTableFindsEachWriterByItsTask() {
