@@ -323,7 +323,7 @@ final class LocalProgressBoard: Sendable {
 
     /// Writer tasks (their partition numbers, from 0) as bits: a merge reads the board at every
     /// release, and a set of them would be a hash table built each time.
-    struct TaskSet: Sendable, Equatable, ExpressibleByArrayLiteral {
+    struct TaskSet: Sendable, Equatable, ExpressibleByArrayLiteral, Sequence {
         /// Tasks 0 to 63.
         private var first: UInt64 = 0
         /// Tasks from 64 on, 64 to a word.
@@ -353,7 +353,7 @@ final class LocalProgressBoard: Sendable {
 
         static func == (lhs: TaskSet, rhs: TaskSet) -> Bool {
             lhs.first == rhs.first
-                && (0..<max(lhs.more.count, rhs.more.count)).allSatisfy { lhs.word($0) == rhs.word($0) }
+                && (0..<Swift.max(lhs.more.count, rhs.more.count)).allSatisfy { lhs.word($0) == rhs.word($0) }
         }
 
         /// Word `index` of ``more``, 0 past its end.
@@ -374,6 +374,33 @@ final class LocalProgressBoard: Sendable {
             guard task >= 0 else { return false }
             guard task >= 64 else { return first & (1 << UInt64(task)) != 0 }
             return word(Int(task / 64) - 1) & (1 << UInt64(task % 64)) != 0
+        }
+
+        /// The tasks in the set, lowest first.
+        func makeIterator() -> Iterator { Iterator(first: first, more: more) }
+
+        struct Iterator: IteratorProtocol {
+            fileprivate let more: [UInt64]
+            /// The bits of the word being read not given yet.
+            private var bits: UInt64
+            /// Which word that is: -1 for ``first``, then the index in ``more``.
+            private var word = -1
+
+            fileprivate init(first: UInt64, more: [UInt64]) {
+                self.more = more
+                bits = first
+            }
+
+            mutating func next() -> Int32? {
+                while bits == 0 {
+                    word += 1
+                    guard word < more.count else { return nil }
+                    bits = more[word]
+                }
+                let bit = bits.trailingZeroBitCount
+                bits &= bits - 1
+                return Int32((word + 1) * 64 + bit)
+            }
         }
     }
 

@@ -440,14 +440,15 @@ actor StageRunner<Logic: StageLogic> {
     func releaseDue(checkInterval: Duration) async throws -> ContinuousClock.Instant? {
         let now = ContinuousClock.now
         let soon = now + .microseconds(EventTimeMerge<Logic.Input>.wallClockStep)
-        var due: [Int32] = []
-        var dueSoon: [Int32] = []
+        // Sets of bits, not lists: this runs at every wake of the release loop.
+        var due = LocalProgressBoard.TaskSet()
+        var dueSoon = LocalProgressBoard.TaskSet()
         forEachTask { partition, task in
             guard task.merge.earliest != nil else { return }
             // A merge whose floors the wall clock alone holds until later is left until then: the
             // records and marks its task reads meanwhile are looked at as they come.
-            guard let release = task.merge.nextRelease, release > now else { return due.append(partition) }
-            if release <= soon { dueSoon.append(partition) }
+            guard let release = task.merge.nextRelease, release > now else { return due.insert(partition) }
+            if release <= soon { dueSoon.insert(partition) }
         }
         if !due.isEmpty {
             lastActivity = now
@@ -472,14 +473,15 @@ actor StageRunner<Logic: StageLogic> {
         return next
     }
 
-    /// Folds what the merges of the tasks of `partitions` let go now into `output`; returns whether
-    /// any let records go.
+    /// Folds what the merges of the tasks of `partitions` let go now into `output`, task by task from
+    /// the lowest; returns whether any let records go.
     @discardableResult
     private func release(
-        _ partitions: [Int32], now: ContinuousClock.Instant, clock: inout InstanceClock, into output: inout TaskOutput
+        _ partitions: LocalProgressBoard.TaskSet, now: ContinuousClock.Instant, clock: inout InstanceClock,
+        into output: inout TaskOutput
     ) -> Bool {
         var released = false
-        for partition in partitions.sorted() {
+        for partition in partitions {
             output.append(
                 work(partition, now: now, clock: &clock) { task in
                     let waiting = task.merge.count

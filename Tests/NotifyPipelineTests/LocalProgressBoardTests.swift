@@ -172,6 +172,21 @@ import Testing
         }
     }
 
+    /// A set lists its tasks lowest first, across words; emptied with room kept, it holds nothing and
+    /// takes tasks again as a new set does.
+    @Test func aTaskSetListsItsTasksInOrderAndEmptiesWithItsRoom() {
+        var set: LocalProgressBoard.TaskSet = [300, 0, 64, 63, 127, 5, 128]
+        #expect(Array(set) == [0, 5, 63, 64, 127, 128, 300])
+        #expect(Array(LocalProgressBoard.TaskSet()).isEmpty)
+        #expect(Array(LocalProgressBoard.TaskSet(capacity: 256)).isEmpty, "empty words are skipped")
+        for capacity in [0, 64, 65, 512] {
+            set.removeAll(keepingRoomFor: capacity)
+            #expect(set.isEmpty && set == [] && Array(set).isEmpty, "capacity \(capacity)")
+            for task: Int32 in [400, 2] { set.insert(task) }
+            #expect(Array(set) == [2, 400] && set == [2, 400], "capacity \(capacity)")
+        }
+    }
+
     /// A reading taken into the storage of an earlier one, of another partition and other writers,
     /// is the reading taken afresh.
     @Test func aReadingTakenAgainInPlaceIsTheReadingTakenAfresh() throws {
