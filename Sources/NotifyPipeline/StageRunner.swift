@@ -57,6 +57,10 @@ actor StageRunner<Logic: StageLogic> {
     private let markTargets: [(topic: String, partitions: Int32)]
     /// The mark each task last sent through Kafka, by topic, partition of it, and task.
     private var announced: [String: [Int32: [Int32: ProgressMark]]] = [:]
+    /// Every task's marks as ``publishMarks(now:instanceClock:)`` last worked them out, per mark
+    /// target (in the order of ``markTargets``), in task order: kept and filled again in place, as
+    /// they are worked out after every batch and every ``PipelineSettings/localMarkInterval``.
+    private var taskMarks: [[(task: Int32, mark: ProgressMark)]] = []
     /// Tasks given up, kept with the changelog position they were restored to, in case they come back.
     private var standby: [Int32: (task: PartitionTask<Logic>, changelogPosition: Int64)] = [:]
     private var changelogPositions: [Int32: Int64] = [:]
@@ -344,26 +348,24 @@ actor StageRunner<Logic: StageLogic> {
         return !waiting
     }
 
-    /// Every task's marks now, per mark target in task order, told to the ``LocalProgressBoard`` (if
-    /// any) once they are all computed, one look per target; with `instanceClock`
-    /// (``instanceClock(now:)``) computed now unless given.
-    @discardableResult
-    private func publishMarks(now: ContinuousClock.Instant, instanceClock given: Int64?? = nil)
-        -> [String: [(task: Int32, mark: ProgressMark)]]
-    {
+    /// Every task's marks now, per mark target in task order, into ``taskMarks``, told to the
+    /// ``LocalProgressBoard`` (if any) once they are all computed, one look per target; with
+    /// `instanceClock` (``instanceClock(now:)``) computed now unless given.
+    private func publishMarks(now: ContinuousClock.Instant, instanceClock given: Int64?? = nil) {
         let clock = given ?? instanceClock(now: now)
-        var marks: [String: [(task: Int32, mark: ProgressMark)]] = [:]
+        if taskMarks.count != markTargets.count { taskMarks = Array(repeating: [], count: markTargets.count) }
+        for index in taskMarks.indices { taskMarks[index].removeAll(keepingCapacity: true) }
         forEachTask { partition, task in
-            for (topic, _) in markTargets {
-                let mark = task.progressMark(for: topic, logic: logic, instanceClock: clock, now: now)
-                marks[topic, default: []].append((partition, mark))
+            for index in markTargets.indices {
+                let mark = task.progressMark(
+                    for: markTargets[index].topic, logic: logic, instanceClock: clock, now: now)
+                taskMarks[index].append((partition, mark))
             }
         }
-        for topic in marks.keys {
-            marks[topic]!.sort { $0.task < $1.task }
-            merge.localMarks?.publish(marks[topic]!, topic: topic, at: now)
+        for index in taskMarks.indices where !taskMarks[index].isEmpty {
+            taskMarks[index].sort { $0.task < $1.task }
+            merge.localMarks?.publish(taskMarks[index], topic: markTargets[index].topic, at: now)
         }
-        return marks
     }
 
     /// Sends the progress marks of the tasks whose marks changed since they were last sent to every
@@ -376,15 +378,17 @@ actor StageRunner<Logic: StageLogic> {
     /// writes its fences (``LocalProgressBoard/fence(topic:task:partitions:)``), which carry its mark.
     func announceMarks() async throws {
         let now = ContinuousClock.now
-        let computed = publishMarks(now: now)
+        publishMarks(now: now)
         let board = merge.localMarks
         var output = TaskOutput()
-        for (topic, partitions) in markTargets {
-            var marks: [(task: Int32, header: KafkaHeader, mark: ProgressMark)] = []
-            var fenced: Set<Int32> = []
-            for (partition, mark) in computed[topic] ?? [] {
-                let header = KafkaHeader(name: ProgressMark.header, value: mark.headerValue(task: partition))
+        for (index, (topic, partitions)) in markTargets.enumerated() {
+            // Each mark's header is written when first needed: most marks are heard from the board.
+            var marks: [(task: Int32, header: KafkaHeader?, mark: ProgressMark)] = []
+            marks.reserveCapacity(taskMarks[index].count)
+            var fenced = LocalProgressBoard.TaskSet()
+            for (partition, mark) in taskMarks[index] {
                 if let fences = board?.fence(topic: topic, task: partition, partitions: partitions) {
+                    let header = KafkaHeader(name: ProgressMark.header, value: mark.headerValue(task: partition))
                     output.records += fences.map { fence in
                         var fence = fence
                         fence.headers.append(header)
@@ -392,7 +396,7 @@ actor StageRunner<Logic: StageLogic> {
                     }
                     fenced.insert(partition)
                 }
-                marks.append((partition, header, mark))
+                marks.append((partition, nil, mark))
             }
             let current = board?.currentWriters(topic: topic) ?? [:]
             // Taken out of the tables for the loop, which runs tasks × partitions times per interval:
@@ -403,14 +407,20 @@ actor StageRunner<Logic: StageLogic> {
                 let currentHere = current[target] ?? []
                 var said = announcedHere.removeValue(forKey: target) ?? [:]
                 var headers: [KafkaHeader] = []
-                for (task, header, mark) in marks {
+                for markIndex in marks.indices {
+                    let (task, mark) = (marks[markIndex].task, marks[markIndex].mark)
                     if currentHere.contains(task) {
                         said[task] = nil  // Heard here; said again through Kafka once this reader is not current.
                         continue
                     }
                     guard said[task].map({ mark.differs(from: $0) }) ?? true else { continue }
                     said[task] = mark
-                    if !fenced.contains(task) { headers.append(header) }  // A fence carries it.
+                    guard !fenced.contains(task) else { continue }  // A fence carries it.
+                    let header =
+                        marks[markIndex].header
+                        ?? KafkaHeader(name: ProgressMark.header, value: mark.headerValue(task: task))
+                    marks[markIndex].header = header
+                    headers.append(header)
                 }
                 if !said.isEmpty { announcedHere[target] = said }
                 guard !headers.isEmpty else { continue }
