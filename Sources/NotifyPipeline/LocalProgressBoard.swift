@@ -334,7 +334,7 @@ final class LocalProgressBoard: Sendable {
         /// An empty set with room for tasks 0 to `capacity` - 1 (more grow it): a set built writer by
         /// writer for every partition would otherwise grow its words one at a time.
         init(capacity: Int) {
-            if capacity > 64 { more = Array(repeating: 0, count: (capacity - 1) / 64) }
+            removeAll(keepingRoomFor: capacity)
         }
 
         init(arrayLiteral tasks: Int32...) {
