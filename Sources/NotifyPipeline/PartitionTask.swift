@@ -150,8 +150,12 @@ struct PartitionTask<Logic: StageLogic>: Sendable {
     /// inputs are read again from the group's commit, and its next owner's changes since are in
     /// the changelog.
     mutating func resume(with merge: EventTimeMerge<Logic.Input>) {
-        // The records the old merge holds are read again: none may count as applied.
+        // The records the old merge holds are read again: none may count as applied, and no offset
+        // past them may be stored. Kept, the offsets read before made a save that came before they
+        // were read again (a quiet tick saves every task) store the offset past them; had the
+        // partition moved on again, its next owner would have started past records never folded.
         progress = appliedOffsets(of: progress.keys, buffered: self.merge.bufferedOffsets())
+        processed = [:]
         self.merge = merge
         self.merge.partition = partition
         anchor = nil

@@ -107,6 +107,25 @@ import Testing
         #expect(task.advanceClock(logic: logic, now: back + .milliseconds(11)).records.count == 1, "m2 to bob")
     }
 
+    /// A task taken back stores no offset past the records its merge held when it was given up: they
+    /// are read again from the group's commit, and a save before they are (a quiet tick saves every
+    /// task) stored the offset past them, so that a partition moved on again started past records
+    /// never folded.
+    @Test func aTaskTakenBackStoresNoOffsetPastWhatItsMergeHeld() throws {
+        let template = EventTimeMerge<FanoutStageLogic.Input>(lateness: 10, maximumWait: .seconds(3))
+        var task = PartitionTask<FanoutStageLogic>(partition: 0, state: logic.initialState(), merge: template)
+        let conversation = record(Scenario.conversation("c1", members: ["alice", "bob"]), key: "c1", offset: 0, at: 0)
+        let message = record(Scenario.message("m1", in: "c1", from: "alice", "one", at: 1), key: "c1", offset: 0, at: 1)
+        let held = task.process([conversation, message], logic: logic, limits: RecordLimits(), now: .now)
+        #expect(held.records.isEmpty, "both wait in the merge: the lateness after its first record")
+        let givenUp = task.save(logic: logic)
+        #expect(givenUp.offsets[TopicPartition(topic: Topic.messages, partition: 0)] == 0, "m1 waits: read again")
+
+        task.resume(with: template)
+        let back = task.save(logic: logic)
+        #expect(back.offsets.isEmpty, "nothing read since it came back: no offset to store")
+    }
+
     /// An idle mark heard through Kafka holds its readers at what it said until the writer speaks
     /// again: the writer, in another instance, may have died just after it, and its task's next owner
     /// will write the records of the messages that came meanwhile. A local writer's mark moves on
