@@ -60,7 +60,7 @@ import Testing
             await second.stop(with: SIGTERM)
             await third.stop(with: SIGTERM)
             let held = try await checkBrokerKeptWhatIsReadWhole(in: broker)
-            print("crash run \(run): \(live.count) commands; records held: \(held)")
+            print("crash run \(run): \(live.count) commands read for render's \(expected.count); \(held)")
             // Seen once in six runs on 2026-11-24, with pipeline.lateness at 5 ms: one command id went out
             // twice with different bytes. Not seen in the 51 runs since (at the lateness the test sets).
             checkRepeatsAreIdentical(live)

@@ -372,7 +372,7 @@ func checkBrokerKeptWhatIsReadWhole(in broker: EmbeddedBroker) async throws -> S
     #expect(
         dropped.isEmpty,
         "the embedded broker dropped the oldest records (it keeps about 5 MB a partition): \(dropped); held: \(held)")
-    return held.joined(separator: ", ")
+    return "records held: " + held.joined(separator: ", ")
 }
 
 /// Every record of `topic` as it stands now (its progress marks left out).
