@@ -354,7 +354,6 @@ func readCommandsToEnd(from broker: EmbeddedBroker) async throws -> [Notificatio
 /// restores whole: commands compared with render after that lack their beginning through the broker,
 /// not through the pipeline. A drop from a stream (chat.messages, notify.fanout) is only reported:
 /// it is harmless once its stage has read the records, and a loss shows as missing commands.
-@discardableResult
 func checkBrokerKeptWhatIsReadWhole(in broker: EmbeddedBroker) async throws -> String {
     let readWhole = [Topic.commands, Topic.fanoutChangelog, Topic.routeChangelog]
     let admin = try KafkaAdmin(configuration: client(broker), logger: testLogger)
