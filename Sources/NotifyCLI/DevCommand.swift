@@ -323,6 +323,7 @@ extension PipelineObserver {
             onProcessed: service.onProcessed,
             onBusy: service.onBusy,
             onReleasedByMaximumWait: service.onReleasedByMaximumWait,
+            onFoldedLate: service.onFoldedLate,
             onEventTimeWaits: service.onEventTimeWaits,
             onMisplaced: service.onMisplaced)
     }

@@ -123,6 +123,7 @@ extension PipelineObserver {
                     "\(count) record(s) of the \(stage.rawValue) stage folded after the maximum event-time wait (pipeline.maxEventTimeWait): an input or a stage-1 task did not move on"
                 )
             },
+            onFoldedLate: { stage, count in shell.metrics.recordEventTimeLate(stage: stage.rawValue, count: count) },
             onEventTimeWaits: { stage, waits in shell.metrics.recordEventTimeWaits(stage: stage.rawValue, waits) },
             onMisplaced: { topic, count in shell.metrics.recordMisplaced(topic: topic, count: count) },
             onClusterCheck: { shell.status.clusterCheck(reachable: $0) },

@@ -179,6 +179,12 @@ struct EventTimeMerge<Input: Sendable>: Sendable {
     /// writer's time mark) holds that record back. Until then, only records or marks read can let
     /// one go sooner (see ``StageRunner/releaseDue(checkInterval:)``).
     private(set) var nextRelease: ContinuousClock.Instant?
+    /// The latest place in ``EventOrder`` of the records folded so far.
+    private var latestFolded: EventOrder?
+    /// How many records were folded after one that comes later in ``EventOrder``, since the merge
+    /// began: they came more than ``lateness`` behind (or after a record its maximum wait let go), so
+    /// they were folded out of the order `notify render` folds them in.
+    private(set) var foldedLate = 0
 
     init(
         markedTopics: [String: Int32] = [:], lateness: Int64, maximumWait: Duration,
@@ -567,6 +573,11 @@ struct EventTimeMerge<Input: Sendable>: Sendable {
                 forced += 1
             }
             places.removeMin()
+            if let latestFolded, next.order.compared(to: latestFolded) < 0 {
+                foldedLate += 1
+            } else {
+                latestFolded = next.order
+            }
             let index = next.sequence - firstSequence
             waited.append(now - arrivals[index].arrived)
             released.append(inputs[index].take()!)

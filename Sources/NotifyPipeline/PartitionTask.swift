@@ -19,6 +19,8 @@ struct TaskOutput: Sendable {
     var identityTimeouts = 0
     /// Records folded because they waited the merge's maximum wait, not because every input had passed them.
     var releasedByMaximumWait = 0
+    /// Records folded after one that comes later in event-time order (``EventTimeMerge/foldedLate``).
+    var foldedLate = 0
     /// How long each record folded had waited in the event-time merge, from its read to its fold.
     var eventTimeWaits: [Duration] = []
     /// Input topic → its records not in their key's partition (forwarded to the repartition topic).
@@ -39,6 +41,7 @@ struct TaskOutput: Sendable {
         identityWaits += other.identityWaits
         identityTimeouts += other.identityTimeouts
         releasedByMaximumWait += other.releasedByMaximumWait
+        foldedLate += other.foldedLate
         if eventTimeWaits.isEmpty {
             eventTimeWaits = other.eventTimeWaits
         } else {
@@ -268,10 +271,12 @@ struct PartitionTask<Logic: StageLogic>: Sendable {
     ) {
         var touched: Set<String> = []
         var forced = 0
+        let lateBefore = merge.foldedLate
         for next in merge.release(now: now, predicting: predicting, forced: &forced, waited: &output.eventTimeWaits) {
             fold(next, logic: logic, touched: &touched, into: &output)
         }
         output.releasedByMaximumWait += forced
+        output.foldedLate += merge.foldedLate - lateBefore
         if let eventTime = logic.now(state), !touched.isEmpty || anchor == nil { anchor = (eventTime, now) }
         finish(touched: touched, logic: logic)
     }

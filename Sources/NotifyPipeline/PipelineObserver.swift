@@ -32,6 +32,10 @@ public struct PipelineObserver: Sendable {
     /// not because every input had passed their time (a stuck or absent stage-1 task, or an input
     /// whose records stopped coming).
     public var onReleasedByMaximumWait: @Sendable (_ stage: StageName, _ count: Int) -> Void
+    /// A stage folded `count` records after a record that comes later in event-time order: they
+    /// reached it more than `pipeline.lateness` behind (or after a record the maximum wait let go), and
+    /// were folded out of the order `notify render` folds them in.
+    public var onFoldedLate: @Sendable (_ stage: StageName, _ count: Int) -> Void
     /// A stage folded records its event-time merge had held: how long each waited, from its read to
     /// its fold (in stage 1 about `pipeline.lateness` while its inputs are quiet).
     public var onEventTimeWaits: @Sendable (_ stage: StageName, _ waits: [Duration]) -> Void
@@ -57,6 +61,7 @@ public struct PipelineObserver: Sendable {
         onProcessed: @escaping @Sendable (StageName, Int, Duration) -> Void = { _, _, _ in },
         onBusy: @escaping @Sendable (StageName, Duration) -> Void = { _, _ in },
         onReleasedByMaximumWait: @escaping @Sendable (StageName, Int) -> Void = { _, _ in },
+        onFoldedLate: @escaping @Sendable (StageName, Int) -> Void = { _, _ in },
         onEventTimeWaits: @escaping @Sendable (StageName, [Duration]) -> Void = { _, _ in },
         onMisplaced: @escaping @Sendable (String, Int) -> Void = { _, _ in },
         onClusterCheck: @escaping @Sendable (Bool) -> Void = { _ in },
@@ -65,6 +70,7 @@ public struct PipelineObserver: Sendable {
     ) {
         self.onMisplaced = onMisplaced
         self.onReleasedByMaximumWait = onReleasedByMaximumWait
+        self.onFoldedLate = onFoldedLate
         self.onEventTimeWaits = onEventTimeWaits
         self.onDeadLetterLost = onDeadLetterLost
         self.onClusterCheck = onClusterCheck

@@ -690,6 +690,7 @@ actor StageRunner<Logic: StageLogic> {
         if output.releasedByMaximumWait > 0 {
             observer.onReleasedByMaximumWait(logic.name, output.releasedByMaximumWait)
         }
+        if output.foldedLate > 0 { observer.onFoldedLate(logic.name, output.foldedLate) }
         if !output.eventTimeWaits.isEmpty { observer.onEventTimeWaits(logic.name, output.eventTimeWaits) }
         reportPartitioning(output)
         guard !output.isEmpty || !output.deadLetters.isEmpty else { return }

@@ -113,6 +113,8 @@ struct PipelineBenchmark: AsyncParsableCommand {
         let acknowledged = CommandClock(capacity: count + total)
         let hops = HopClock(recording: whereabouts)
         let forced = Atomic<Int>(0)
+        // Records a stage folded after one later in event-time order (reached it past the lateness).
+        let late = Atomic<Int>(0)
         let throughputTimeline = timeline ? ThroughputTimeline() : nil
         let busy = Mutex<[StageName: Duration]>([:])
         // How long the latency run's records waited in each stage's event-time merge (converted for the
@@ -150,6 +152,7 @@ struct PipelineBenchmark: AsyncParsableCommand {
                     throughputTimeline?.worked(stage.rawValue, duration)
                 },
                 onReleasedByMaximumWait: { _, count in forced.add(count, ordering: .relaxed) },
+                onFoldedLate: { _, count in late.add(count, ordering: .relaxed) },
                 onEventTimeWaits: { stage, waits in
                     guard hops.isRecording else { return }
                     mergeWaits.withLock { $0[stage, default: []] += waits }
@@ -188,7 +191,8 @@ struct PipelineBenchmark: AsyncParsableCommand {
         print(
             "pipeline: \(count) messages in \(String(format: "%.3f", elapsed)) s = \(Int(Double(count) / elapsed)) messages/s"
                 + " (CPU of this process, producer included: \(String(format: "%.3f", cpu)) s = \(Int(cpu / Double(count) * 1e6)) µs per message;"
-                + " \(forced.load(ordering: .relaxed)) records released by the maximum wait)"
+                + " \(forced.load(ordering: .relaxed)) records released by the maximum wait,"
+                + " \(late.load(ordering: .relaxed)) folded late)"
                 + (tableUpdates?.summary ?? ""))
         let worked = busy.withLock { $0 }.map { ($0.key, ($0.value - (busyBefore[$0.key] ?? .zero)).seconds) }
         print(
@@ -202,6 +206,7 @@ struct PipelineBenchmark: AsyncParsableCommand {
         hops.startRecording()
         let latencySent = Sent(capacity: total)
         let latencyCPUBefore = ProcessCPUClock.seconds()
+        let lateBefore = late.load(ordering: .relaxed)
         let latencyStart = ContinuousClock.now
         try await produceMessages(
             count..<(count + total), run: run, producer: producer, sent: latencySent, pace: rate,
@@ -214,6 +219,7 @@ struct PipelineBenchmark: AsyncParsableCommand {
         let latencies = acknowledged.latencies(since: latencySent).sorted()
         print(
             "pipeline latency at \(rate) messages/s offered: \(latencies.count) messages, p50 \(String(format: "%.1f", percentile(latencies, 0.5))) ms, p99 \(String(format: "%.1f", percentile(latencies, 0.99))) ms"
+                + " (\(late.load(ordering: .relaxed) - lateBefore) records folded late)"
         )
         print(hops.report(sent: latencySent, acknowledged: acknowledged))
         let waits = mergeWaits.withLock { $0 }

@@ -577,6 +577,26 @@ extension PartitionTask {
         #expect(forced == 3)
     }
 
+    /// A record that comes after a later one was folded is folded when it comes, and counted: render
+    /// folds it first. Records that come in order are not counted.
+    @Test func aRecordFoldedAfterALaterOneIsCountedLate() throws {
+        let now = ContinuousClock.now
+        var merge = EventTimeMerge<Int>(lateness: 0, maximumWait: .seconds(3))
+        merge.noteLag("a", lagging: true, now: now)  // Its floor: the latest time read from it.
+        var forced = 0
+        var waited: [Duration] = []
+        merge.add(try Self.input(2, at: 2), source: "a", now: now)
+        merge.add(try Self.input(3, at: 3), source: "a", now: now)
+        #expect(merge.release(now: now, forced: &forced, waited: &waited).map(\.input) == [2])
+        #expect(merge.foldedLate == 0)
+        merge.add(try Self.input(1, at: 1), source: "a", now: now)
+        #expect(merge.release(now: now, forced: &forced, waited: &waited).map(\.input) == [1])
+        #expect(merge.foldedLate == 1, "1 came after 2 was folded")
+        merge.add(try Self.input(4, at: 4), source: "a", now: now)
+        #expect(merge.release(now: now, forced: &forced, waited: &waited).map(\.input) == [3])
+        #expect(merge.foldedLate == 1, "3 comes after 2: in order")
+    }
+
     /// A writer's mark is held by an input that lags while it brings records, not by one that
     /// brought nothing for the maximum wait: its readers would wait for it for good.
     @Test func aMarkIsNotHeldByAnInputGoneSilent() throws {

@@ -52,6 +52,7 @@ struct EndpointsTests {
             metrics.recordIdentityWaits(1)
             metrics.recordIdentityTimeouts(1)
             metrics.recordEventTimeForced(stage: "route", count: 2)
+            metrics.recordEventTimeLate(stage: "route", count: 4)
             metrics.recordEventTimeWaits(stage: "route", [.milliseconds(3), .milliseconds(12)])
             metrics.recordStageBusy(stage: "route", .milliseconds(500))
             metrics.recordStageBusy(stage: "route", .milliseconds(250))
@@ -82,6 +83,7 @@ struct EndpointsTests {
             #expect(exposition.value("notify_records_produced_total", ["topic": "notify.commands"]) == 2)
             #expect(exposition.value("notify_consumer_lag", ["topic": "chat.messages", "partition": "4"]) == 17)
             #expect(exposition.value("notify_event_time_forced_total", ["stage": "route"]) == 2)
+            #expect(exposition.value("notify_event_time_late_total", ["stage": "route"]) == 4)
             #expect(exposition.value("notify_event_time_wait_seconds_count", ["stage": "route"]) == 2)
             #expect(exposition.value("notify_event_time_wait_seconds_sum", ["stage": "route"]) == 0.015)
             #expect(exposition.value("notify_stage_busy_seconds_total", ["stage": "route"]) == 0.75)
@@ -140,6 +142,7 @@ struct EndpointsTests {
         }
         #expect(exposition.value(MetricName.suppressions, ["reason": "own-message"]) == 0)
         #expect(exposition.value(MetricName.eventTimeForced, ["stage": "fanout"]) == 0)
+        #expect(exposition.value(MetricName.eventTimeLate, ["stage": "fanout"]) == 0)
         #expect(exposition.value("notify_processing_latency_seconds_count", ["stage": "fanout"]) == 0)
         #expect(exposition.value(MetricName.inAppConnections, [:]) == 0)
         // No placeholder label values: every label of every sample has a real value.

@@ -37,6 +37,7 @@ public enum MetricName {
     public static let deadLetters = "notify_dlq_records_total"
     public static let eventTimeForced = "notify_event_time_forced_total"
     public static let eventTimeWait = "notify_event_time_wait_seconds"
+    public static let eventTimeLate = "notify_event_time_late_total"
     public static let stageBusy = "notify_stage_busy_seconds_total"
     public static let misplacedRecords = "notify_misplaced_records_total"
     public static let deadLettersLost = "notify_dlq_write_failures_total"
@@ -86,6 +87,13 @@ public enum MetricName {
             """
             Records folded because they waited pipeline.maxEventTimeWait, not because every input had passed \
             their event time: their order is not guaranteed.
+            """),
+        family(
+            eventTimeLate, .counter, ["stage"], .pipeline,
+            """
+            Records folded after a record that comes later in event-time order: they reached the stage more than \
+            pipeline.lateness behind, or after a record the maximum wait let go, and were folded out of the order \
+            notify render folds them in.
             """),
         family(
             eventTimeWait, .histogram, ["stage"], .pipeline,

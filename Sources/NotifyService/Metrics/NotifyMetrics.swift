@@ -68,6 +68,7 @@ public struct NotifyMetrics: Sendable {
         for stage in stages {
             histogram(MetricName.processingLatency, [("stage", stage.name)])
             counter(MetricName.eventTimeForced, [("stage", stage.name)])
+            counter(MetricName.eventTimeLate, [("stage", stage.name)])
             histogram(MetricName.eventTimeWait, [("stage", stage.name)])
             counter(MetricName.stageBusy, [("stage", stage.name)])
             for topic in stage.topics {
@@ -132,6 +133,11 @@ public struct NotifyMetrics: Sendable {
 
     public func recordEventTimeForced(stage: String, count: Int) {
         counter(MetricName.eventTimeForced, [("stage", stage)]).increment(by: Int64(count))
+    }
+
+    /// Records that a stage folded `count` records after one that comes later in event-time order.
+    public func recordEventTimeLate(stage: String, count: Int) {
+        counter(MetricName.eventTimeLate, [("stage", stage)]).increment(by: Int64(count))
     }
 
     /// Records how long each of the records a stage folded waited in its event-time merge.
