@@ -54,7 +54,7 @@ public enum SettingsCatalogue {
         ),
         .init(
             "pipeline.lateness", .seconds(0...10), default: .seconds(0.01),
-            "How much later than the other inputs of its time a record may reach Kafka and still be folded in event-time order (docs/operations.md, \"Event time\"). Each stage waits at least this long for a record while its inputs are quiet: more tolerance costs as much latency."
+            "How much later than the other inputs of its time a record may reach Kafka and still be folded in event-time order (docs/operations.md, \"Event time\"). Each stage waits at least this long for a record while its inputs are quiet: more tolerance costs as much latency. `notify_event_time_late_total` counts the records folded out of that order."
         ),
         .init(
             "pipeline.maxEventTimeWait", .seconds(0.1...600), default: .seconds(30),
