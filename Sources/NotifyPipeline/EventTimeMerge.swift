@@ -182,8 +182,9 @@ struct EventTimeMerge<Input: Sendable>: Sendable {
     /// The latest place in ``EventOrder`` of the records folded so far.
     private var latestFolded: EventOrder?
     /// How many records were folded after one that comes later in ``EventOrder``, since the merge
-    /// began: they came more than ``lateness`` behind (or after a record its maximum wait let go), so
-    /// they were folded out of the order `notify render` folds them in.
+    /// began: they were read more than ``lateness`` after the event clock passed their time (or after
+    /// a record its maximum wait let go), so they were folded out of the order `notify render` folds
+    /// them in.
     private(set) var foldedLate = 0
 
     init(

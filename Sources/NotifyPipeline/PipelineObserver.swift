@@ -33,8 +33,9 @@ public struct PipelineObserver: Sendable {
     /// whose records stopped coming).
     public var onReleasedByMaximumWait: @Sendable (_ stage: StageName, _ count: Int) -> Void
     /// A stage folded `count` records after a record that comes later in event-time order: they
-    /// reached it more than `pipeline.lateness` behind (or after a record the maximum wait let go), and
-    /// were folded out of the order `notify render` folds them in.
+    /// were read more than `pipeline.lateness` after the stage's event clock passed their `at` (or came
+    /// after a record the maximum wait let go), and were folded out of the order `notify render`
+    /// folds them in.
     public var onFoldedLate: @Sendable (_ stage: StageName, _ count: Int) -> Void
     /// A stage folded records its event-time merge had held: how long each waited, from its read to
     /// its fold (in stage 1 about `pipeline.lateness` while its inputs are quiet).

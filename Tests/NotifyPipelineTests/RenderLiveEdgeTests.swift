@@ -100,7 +100,7 @@ import Testing
             _ = try await readCommands(from: broker) { $0.contains { $0.messageId == "m2" } }
             // The burst's tables may have come late too: read more than the lateness apart (the
             // lateness counts where the pipeline reads), as a conversation after an identity of its
-            // millisecond in every run here at the default lateness (2026-12-06).
+            // millisecond in runs here at the default lateness (2026-12-06).
             let lateBefore = foldedLate.withLock { $0 }
             try await produce([m1], to: broker)
             _ = try await readCommands(from: broker) { $0.count >= expected.count }

@@ -91,9 +91,9 @@ public enum MetricName {
         family(
             eventTimeLate, .counter, ["stage"], .pipeline,
             """
-            Records folded after a record that comes later in event-time order: they reached the stage more than \
-            pipeline.lateness behind, or after a record the maximum wait let go, and were folded out of the order \
-            notify render folds them in.
+            Records folded after a record that comes later in event-time order: read more than pipeline.lateness \
+            after the stage's event clock passed their at, or after a record the maximum wait let go, they were \
+            folded out of the order notify render folds them in.
             """),
         family(
             eventTimeWait, .histogram, ["stage"], .pipeline,
