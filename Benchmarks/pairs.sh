@@ -8,8 +8,8 @@
 # One short run of each build comes first and is not counted. Odd pairs run A first, even pairs B
 # first. Prints each run; leaves the messages/s in rates_a and
 # rates_b, the p99 latencies at 10,000/s offered in p99_a and p99_b, the process's CPU per message
-# of the throughput run (µs) in cpu_a and cpu_b, and the cores its latency run kept busy in cores_a
-# and cores_b. The array args_a holds further arguments for A's runs, and broker_args for every
+# of the throughput run (µs) in cpu_a and cpu_b, the cores its latency run kept busy in cores_a
+# and cores_b, and how many records A's latency runs folded late (if A prints it) in late_a. The array args_a holds further arguments for A's runs, and broker_args for every
 # run's `notify broker` (none unless the caller sets them).
 #
 #   build_baseline COMMIT            builds the bench at COMMIT in .build-COMMIT; sets copy_bench
@@ -76,7 +76,7 @@ run_one() {
   local extra=()
   if [ "$2" = a ]; then extra=("${args_a[@]}"); fi
   bench_on_fresh_broker "$5" "$4" --count "$6" "${extra[@]}"
-  local rate latency p99 per_message cores
+  local rate latency p99 per_message cores late
   rate=$(sed -nE 's/^pipeline: .* = ([0-9]+) messages\/s.*/\1/p' "$pairs_log.run")
   latency=$(sed -nE 's/^pipeline latency at .*(p50 [0-9.]+ ms, p99 [0-9.]+ ms).*/\1/p' "$pairs_log.run")
   p99=$(sed -nE 's/^pipeline latency at .*p99 ([0-9.]+) ms.*/\1/p' "$pairs_log.run")
@@ -86,9 +86,12 @@ run_one() {
     awk -v count="$6" '{ printf "%.1f", $1 / count * 1e6 }')
   cores=$(sed -nE 's/^latency run: CPU ([0-9.]+) s over ([0-9.]+) s.*/\1 \2/p' "$pairs_log.run" |
     awk '{ printf "%.2f", $1 / $2 }')
-  echo "pair $1, $3: $rate messages/s ($per_message µs of CPU per message); at 10,000/s offered $latency, $cores cores"
+  # Records the latency run folded after a later one (builds with the event-time merge print it).
+  late=$(sed -nE 's/^pipeline latency at .*\(([0-9]+) records folded late\).*/\1/p' "$pairs_log.run")
+  echo "pair $1, $3: $rate messages/s ($per_message µs of CPU per message); at 10,000/s offered $latency, $cores cores${late:+, $late folded late}"
   if [ "$2" = a ]; then
     rates_a+=("$rate") p99_a+=("$p99") cpu_a+=("$per_message") cores_a+=("$cores")
+    if [ -n "$late" ]; then late_a+=("$late"); fi
   else
     rates_b+=("$rate") p99_b+=("$p99") cpu_b+=("$per_message") cores_b+=("$cores")
   fi
@@ -101,7 +104,7 @@ run_one() {
 warm_up() { bench_on_fresh_broker "$1" "$2" --count 20000 --seconds 1; }
 
 run_pairs() {
-  rates_a=() rates_b=() p99_a=() p99_b=() cpu_a=() cpu_b=() cores_a=() cores_b=()
+  rates_a=() rates_b=() p99_a=() p99_b=() cpu_a=() cpu_b=() cores_a=() cores_b=() late_a=()
   local pair
   echo "warming up both builds (one short run each, not counted) ..."
   warm_up "$1" "$5"
