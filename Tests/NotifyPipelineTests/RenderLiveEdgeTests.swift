@@ -11,15 +11,14 @@ import Testing
 @Suite(.serialized) struct RenderLiveEdgeTests {
     /// When the later event reaches Kafka, after the earlier one.
     enum Arrival: String, CaseIterable, Sendable {
-        /// Right behind it, in the same burst.
+        /// Right behind it, by the same producer: the next record it sends once the earlier one is
+        /// acknowledged (a few milliseconds, inside the default `pipeline.lateness` of 10 ms).
         case together
-        /// Within `delay` of wall-clock time.
+        /// Half a second later, by a producer of its own.
         case delayed
-
-        var delay: Duration { self == .together ? .zero : .milliseconds(500) }
     }
 
-    /// Runs `first`, then after `arrival`'s delay `then`, through one in-process pipeline, and
+    /// Runs `first`, then `later` as `arrival` says, through one in-process pipeline, and
     /// compares what comes out, once everything is committed, with render of all of it.
     func liveMatchesRender(
         _ first: [ScenarioEvent], then later: [ScenarioEvent], arrival: Arrival, configuration: CoreConfiguration,
@@ -29,9 +28,16 @@ import Testing
         try await withPipelineBroker { broker in
             let pipeline = RunningPipeline(broker, configuration: configuration, adjusting: adjust)
             try await pipeline.ready()
-            try await produce(first, to: broker)
-            try await Task.sleep(for: arrival.delay)  // The lateness under test, not a wait for a result.
-            try await produce(later, to: broker)
+            switch arrival {
+            case .together:
+                try await produce(first + later, to: broker)
+            case .delayed:
+                // Each call makes and closes a producer of its own (a close took 0.1 s here, ten
+                // times the default lateness): `.together` is one producer's burst instead.
+                try await produce(first, to: broker)
+                try await Task.sleep(for: .milliseconds(500))  // The lateness under test, not a wait for a result.
+                try await produce(later, to: broker)
+            }
             _ = try await readCommands(from: broker) { $0.count >= expected.count }
             try await waitUntilCommitted(group: "notify-tests", broker: broker)
             let live = try await readCommands(from: broker) { $0.count >= expected.count }
