@@ -9,8 +9,9 @@
 # first. Prints each run; leaves the messages/s in rates_a and
 # rates_b, the p99 latencies at 10,000/s offered in p99_a and p99_b, the process's CPU per message
 # of the throughput run (µs) in cpu_a and cpu_b, the cores its latency run kept busy in cores_a
-# and cores_b, and how many records A's latency runs folded late (if A prints it) in late_a. The array args_a holds further arguments for A's runs, and broker_args for every
-# run's `notify broker` (none unless the caller sets them).
+# and cores_b, and how many records A's latency runs folded late (if A prints it) in late_a. The
+# array args_a holds further arguments for A's runs, and broker_args for every run's `notify
+# broker` (none unless the caller sets them).
 #
 #   build_baseline COMMIT            builds the bench at COMMIT in .build-COMMIT; sets copy_bench
 
