@@ -24,10 +24,7 @@ import Testing
         _ first: [ScenarioEvent], then later: [ScenarioEvent], arrival: Arrival, configuration: CoreConfiguration,
         adjusting adjust: (inout PipelineSettings) -> Void = { _ in }
     ) async throws -> [NotificationCommand] {
-        let expected = try rendered(first + later, configuration: configuration)
-        try await withPipelineBroker { broker in
-            let pipeline = RunningPipeline(broker, configuration: configuration, adjusting: adjust)
-            try await pipeline.ready()
+        try await liveMatchesRender(configuration: configuration, adjusting: adjust) { broker in
             switch arrival {
             case .together:
                 try await produce(first + later, to: broker)
@@ -38,6 +35,20 @@ import Testing
                 try await Task.sleep(for: .milliseconds(500))  // The lateness under test, not a wait for a result.
                 try await produce(later, to: broker)
             }
+            return first + later
+        }
+    }
+
+    /// Runs `feed` (which produces events and returns them) through one in-process pipeline, and
+    /// compares what comes out, once everything is committed, with render of what it produced.
+    func liveMatchesRender(
+        configuration: CoreConfiguration, adjusting adjust: (inout PipelineSettings) -> Void = { _ in },
+        feed: (EmbeddedBroker) async throws -> [ScenarioEvent]
+    ) async throws -> [NotificationCommand] {
+        try await withPipelineBroker { broker in
+            let pipeline = RunningPipeline(broker, configuration: configuration, adjusting: adjust)
+            try await pipeline.ready()
+            let expected = try rendered(try await feed(broker), configuration: configuration)
             _ = try await readCommands(from: broker) { $0.count >= expected.count }
             try await waitUntilCommitted(group: "notify-tests", broker: broker)
             let live = try await readCommands(from: broker) { $0.count >= expected.count }
@@ -46,8 +57,8 @@ import Testing
                 fingerprints(live) == fingerprints(expected),
                 "\(Set(fingerprints(live)).subtracting(fingerprints(expected)).map(summary)) instead of \(Set(fingerprints(expected)).subtracting(fingerprints(live)).map(summary))"
             )
+            return expected
         }
-        return expected
     }
 
     /// Carol's identity is stamped 5 s after her message, past the 2 s wait, with nothing in between:
@@ -143,5 +154,56 @@ import Testing
             then: [foreground], arrival: arrival, configuration: configuration,
             adjusting: { if arrival == .delayed { $0.lateness = .seconds(1) } })
         #expect(expected.filter { $0.messageId != nil }.map(\.path) == [.push, .local])
+    }
+
+    /// Alice writes Bob from a host whose clock runs 250 ms behind, Carol from one whose clock is
+    /// right, both as they type (a message every 10 ms each, for about a second), in two
+    /// conversations that two stage-1 tasks fold: Bob's badges count both, in render's order, at
+    /// the default `pipeline.lateness` of 10 ms. Each stage-1 task's marks follow the `at` of its
+    /// own input while that input is busy, so stage 2 waits for the slow clock's records rather
+    /// than passing them; marks taken from the instance's clock (the fastest task's) let Carol's
+    /// records go 250 ms before Alice's of the same moment came.
+    @Test func aProducerWhoseClockRunsBehindKeepsItsPlaceLiveAsInRender() async throws {
+        let configuration = try testCoreConfiguration()
+        let conversations = ["alice-bob", "carol-bob"]
+        #expect(
+            Set(conversations.map { KafkaPartitioner.murmur2.partition(of: Array($0.utf8), partitionCount: 4) }).count
+                == 2, "the two conversations must be folded by two stage-1 tasks")
+        let world = [
+            Scenario.identity("alice", "Alice", at: 0), Scenario.identity("bob", "Bob", at: 0),
+            Scenario.identity("carol", "Carol", at: 0), Scenario.conversation("alice-bob", members: ["alice", "bob"]),
+            Scenario.conversation("carol-bob", members: ["carol", "bob"]), Scenario.phone("bob"),
+        ]
+        let expected = try await liveMatchesRender(configuration: configuration) { broker in
+            try await produce(world, to: broker)
+            let start = ContinuousClock.now
+            // Each writer keeps one producer, and stamps each message with its own clock as it sends it.
+            return world
+                + (try await withThrowingTaskGroup(of: [ScenarioEvent].self) { group in
+                    for (sender, conversation, behind) in [("alice", "alice-bob", 0.25), ("carol", "carol-bob", 0.0)] {
+                        group.addTask {
+                            let producer = try KafkaProducer(configuration: client(broker), logger: testLogger)
+                            var sent: [ScenarioEvent] = []
+                            for index in 0..<80 {
+                                let second = 10 + (ContinuousClock.now - start).seconds - behind
+                                let message = Scenario.message(
+                                    "\(sender)\(index)", in: conversation, from: sender, "hi", at: second)
+                                _ = try await producer.send(try outgoingRecord(message))
+                                sent.append(message)
+                                // The pace of typing, not a wait for a result.
+                                try await Task.sleep(for: .milliseconds(10))
+                            }
+                            await producer.close()
+                            return sent
+                        }
+                    }
+                    return try await group.reduce(into: []) { $0 += $1 }
+                })
+        }
+        // Render interleaves the two conversations on Bob's phone, so an order that differs changes badges.
+        let order = expected.compactMap(\.messageId).map { $0.hasPrefix("alice") }
+        let switches = zip(order, order.dropFirst()).filter { $0 != $1 }.count
+        #expect(order.count == 160)
+        #expect(switches >= 40, "render's order switches conversation \(switches) times")
     }
 }
