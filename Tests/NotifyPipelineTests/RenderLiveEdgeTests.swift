@@ -157,7 +157,8 @@ import Testing
     }
 
     /// Alice writes Bob from a host whose clock runs 250 ms behind, Carol from one whose clock is
-    /// right, both as they type (a message every 10 ms each, for about a second), in two
+    /// right, both as they type (80 messages each, each sent 10 ms after the one before was
+    /// acknowledged), in two
     /// conversations that two stage-1 tasks fold: Bob's badges count both, in render's order, at
     /// the default `pipeline.lateness` of 10 ms. Each stage-1 task's marks follow the `at` of its
     /// own input while that input is busy, so stage 2 waits for the slow clock's records rather
