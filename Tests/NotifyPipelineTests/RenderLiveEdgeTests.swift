@@ -158,12 +158,11 @@ import Testing
 
     /// Alice writes Bob from a host whose clock runs 250 ms behind, Carol from one whose clock is
     /// right, both as they type (80 messages each, each sent 10 ms after the one before was
-    /// acknowledged), in two
-    /// conversations that two stage-1 tasks fold: Bob's badges count both, in render's order, at
-    /// the default `pipeline.lateness` of 10 ms. Each stage-1 task's marks follow the `at` of its
-    /// own input while that input is busy, so stage 2 waits for the slow clock's records rather
-    /// than passing them; marks taken from the instance's clock (the fastest task's) let Carol's
-    /// records go 250 ms before Alice's of the same moment came.
+    /// acknowledged), in two conversations that two stage-1 tasks fold: Bob's badges count both, in
+    /// render's order, at the default `pipeline.lateness` of 10 ms. Each stage-1 task's marks
+    /// follow the `at` of its own input while that input is busy, so stage 2 waits for the slow
+    /// clock's records rather than passing them; marks taken from the instance's clock (the
+    /// fastest task's) let Carol's records go 250 ms before Alice's of the same moment came.
     @Test func aProducerWhoseClockRunsBehindKeepsItsPlaceLiveAsInRender() async throws {
         let configuration = try testCoreConfiguration()
         let conversations = ["alice-bob", "carol-bob"]
