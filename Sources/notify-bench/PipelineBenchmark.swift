@@ -54,6 +54,14 @@ struct PipelineBenchmark: AsyncParsableCommand {
             read and how many of those they wrote were acknowledged: whether both stages work all through the run.
             """))
     var timeline = false
+    @Flag(
+        help: ArgumentHelp(
+            """
+            Print the latency run's p50 and p99, and its hops, for each second of sending: whether its tail is the \
+            run's start (the first records after the throughput run) or its end (the embedded broker slowing as \
+            its logs grow).
+            """))
+    var latencyBySecond = false
     @Option(
         name: .customShort("X"),
         help: ArgumentHelp(
@@ -216,12 +224,15 @@ struct PipelineBenchmark: AsyncParsableCommand {
         print(
             "latency run: CPU \(String(format: "%.2f", latencyCPU)) s over \(String(format: "%.2f", (ContinuousClock.now - latencyStart).seconds)) s"
         )
-        let latencies = acknowledged.latencies(since: latencySent).sorted()
+        let latencies = acknowledged.latencies(since: latencySent).map(\.milliseconds).sorted()
         print(
             "pipeline latency at \(rate) messages/s offered: \(latencies.count) messages, p50 \(String(format: "%.1f", percentile(latencies, 0.5))) ms, p99 \(String(format: "%.1f", percentile(latencies, 0.99))) ms"
                 + " (\(late.load(ordering: .relaxed) - lateBefore) records folded late)"
         )
         print(hops.report(sent: latencySent, acknowledged: acknowledged))
+        if latencyBySecond {
+            for line in acknowledged.bySecond(since: latencySent, start: latencyStart, hops: hops) { print(line) }
+        }
         let waits = mergeWaits.withLock { $0 }
         print(
             "event-time merge waits (p50 / p90 / p99 ms): "
@@ -485,14 +496,14 @@ final class HopClock: Sendable {
     }
 
     /// p50 and p99 of each hop: produced → consumed by stage 1 → its fanout record acknowledged →
-    /// consumed by stage 2 → command acknowledged.
-    func report(sent: Sent, acknowledged: CommandClock) -> String {
+    /// consumed by stage 2 → command acknowledged; of the messages sent within `sentWithin` if given.
+    func report(sent: Sent, acknowledged: CommandClock, sentWithin: Range<ContinuousClock.Instant>? = nil) -> String {
         let (fanoutArrivals, written, routeArrivals) = arrivals()
         let done = acknowledged.times
         var hops: [[Double]] = [[], [], [], []]
         for id in sent.ids {
             guard let start = sent.time(of: id), let fanout = fanoutArrivals[id], let write = written[id],
-                let route = routeArrivals[id], let end = done[id]
+                let route = routeArrivals[id], let end = done[id], sentWithin?.contains(start) ?? true
             else { continue }
             for (index, (from, to)) in [(start, fanout), (fanout, write), (write, route), (route, end)].enumerated() {
                 hops[index].append((to - from).seconds * 1000)
@@ -573,12 +584,25 @@ final class CommandClock: Sendable {
     /// When each message's first command was acknowledged.
     var times: [String: ContinuousClock.Instant] { acknowledged.withLock { $0 } }
 
-    /// Milliseconds from send to acknowledgement of each message of `sent`.
-    func latencies(since sent: Sent) -> [Double] {
+    /// When each message of `sent` was sent and how long until its acknowledgement.
+    func latencies(since sent: Sent) -> [(sent: ContinuousClock.Instant, milliseconds: Double)] {
         let acknowledged = times
         return sent.ids.compactMap { id in
             guard let start = sent.time(of: id), let end = acknowledged[id] else { return nil }
-            return (end - start).seconds * 1000
+            return (start, (end - start).seconds * 1000)
+        }
+    }
+
+    /// One line per second of sending from `start`: p50 and p99 of the messages sent in it, and
+    /// their hops (``HopClock/report(sent:acknowledged:sentWithin:)``).
+    func bySecond(since sent: Sent, start: ContinuousClock.Instant, hops: HopClock) -> [String] {
+        let seconds = Dictionary(grouping: latencies(since: sent)) { Int(($0.sent - start).seconds) }
+        return seconds.keys.sorted().map { second in
+            let sorted = seconds[second]!.map(\.milliseconds).sorted()
+            let from = start + .seconds(second)
+            return "latency run, second \(second): \(sorted.count) messages, p50 "
+                + String(format: "%.1f ms, p99 %.1f ms; ", percentile(sorted, 0.5), percentile(sorted, 0.99))
+                + hops.report(sent: sent, acknowledged: self, sentWithin: from..<(from + .seconds(1)))
         }
     }
 }
