@@ -24,6 +24,8 @@ final class ShutdownDeadline: @unchecked Sendable {
     private var disarmed = false
     private var timer: DispatchWorkItem?
     private var signalSources: [DispatchSourceSignal] = []
+    /// The signal sources not registered with the system yet (see ``arm()``).
+    private var unregisteredSources = 0
 
     /// - Parameters:
     ///   - gracePeriod: from the start of the shutdown to the exit.
@@ -43,7 +45,8 @@ final class ShutdownDeadline: @unchecked Sendable {
         let seconds = gracePeriod.secondsText
         let names = signals.map(\.description).joined(separator: " or ")
         let again = signals.isEmpty ? "" : "; \(names) again stops it at once"
-        logger.info("Shutting down: at most \(seconds) s (shutdown.gracePeriod)\(again)")
+        let announcement: Logger.Message = "Shutting down: at most \(seconds) s (shutdown.gracePeriod)\(again)"
+        if signals.isEmpty { logger.info(announcement) }
         let timer = DispatchWorkItem { [self] in
             exit(
                 status: 1,
@@ -54,6 +57,11 @@ final class ShutdownDeadline: @unchecked Sendable {
         self.timer = timer
         // No `signal(_, SIG_IGN)` first: on Linux, Dispatch delivers signals through a handler of its
         // own, installed when the group's source was made, and ignoring the signal would remove it.
+        // The shutdown is announced once every source is registered: a source registers on its queue
+        // after `resume()`, and a second signal sent on seeing the line before then can reach only
+        // the group's source, which ignores it (the likely cause of a test's second SIGTERM left
+        // unheeded in CI on a loaded host, 2026-12-06).
+        unregisteredSources = signals.count
         signalSources = signals.map { signal in
             let source = DispatchSource.makeSignalSource(signal: signal.rawValue, queue: queue)
             source.setEventHandler { [self] in
@@ -62,9 +70,20 @@ final class ShutdownDeadline: @unchecked Sendable {
                     "\(signal) again during shutdown: exiting now, without finishing it; what was not committed is read again at the next start"
                 )
             }
+            source.setRegistrationHandler { [self] in
+                if sourceRegistered() { logger.info(announcement) }
+            }
             source.resume()
             return source
         }
+    }
+
+    /// Counts a signal source registered; whether it was the last one while the deadline is armed.
+    private func sourceRegistered() -> Bool {
+        lock.lock()
+        defer { lock.unlock() }
+        unregisteredSources -= 1
+        return unregisteredSources == 0 && !disarmed
     }
 
     /// Stops the clock: the shutdown finished, and the process (a test's, say) goes on.
