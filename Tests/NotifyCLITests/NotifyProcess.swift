@@ -191,7 +191,8 @@ final class NotifyProcess: Sendable {
         Foundation.kill(process.processIdentifier, signal)
         while process.isRunning {
             guard ContinuousClock.now - started < timeout else {
-                throw ProcessFailure("did not exit after signal \(signal)")
+                let lines = output.suffix(20).joined(separator: "\n")
+                throw ProcessFailure("did not exit after signal \(signal) in \(timeout); its last lines:\n\(lines)")
             }
             try await Task.sleep(for: .milliseconds(20))
         }
