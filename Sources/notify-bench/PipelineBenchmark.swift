@@ -123,6 +123,7 @@ struct PipelineBenchmark: AsyncParsableCommand {
         let forced = Atomic<Int>(0)
         // Records each stage folded after one later in event-time order (reached it past the lateness).
         let late = Mutex<[StageName: Int]>([:])
+        let lateTotal = { late.withLock { $0.values.reduce(0, +) } }
         let throughputTimeline = timeline ? ThroughputTimeline() : nil
         let busy = Mutex<[StageName: Duration]>([:])
         // How long the latency run's records waited in each stage's event-time merge (converted for the
@@ -214,7 +215,7 @@ struct PipelineBenchmark: AsyncParsableCommand {
         hops.startRecording()
         let latencySent = Sent(capacity: total)
         let latencyCPUBefore = ProcessCPUClock.seconds()
-        let lateBefore = late.withLock { $0.values.reduce(0, +) }
+        let lateBefore = lateTotal()
         let latencyStart = ContinuousClock.now
         try await produceMessages(
             count..<(count + total), run: run, producer: producer, sent: latencySent, pace: rate,
@@ -227,7 +228,7 @@ struct PipelineBenchmark: AsyncParsableCommand {
         let latencies = acknowledged.latencies(since: latencySent).map(\.milliseconds).sorted()
         print(
             "pipeline latency at \(rate) messages/s offered: \(latencies.count) messages, p50 \(String(format: "%.1f", percentile(latencies, 0.5))) ms, p99 \(String(format: "%.1f", percentile(latencies, 0.99))) ms"
-                + " (\(late.withLock { $0.values.reduce(0, +) } - lateBefore) records folded late)"
+                + " (\(lateTotal() - lateBefore) records folded late)"
         )
         print(hops.report(sent: latencySent, acknowledged: acknowledged))
         if latencyBySecond {
