@@ -324,6 +324,7 @@ extension PipelineObserver {
             onBusy: service.onBusy,
             onReleasedByMaximumWait: service.onReleasedByMaximumWait,
             onFoldedLate: service.onFoldedLate,
+            onReadLate: service.onReadLate,
             onEventTimeWaits: service.onEventTimeWaits,
             onMisplaced: service.onMisplaced)
     }

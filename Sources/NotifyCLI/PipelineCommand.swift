@@ -124,6 +124,7 @@ extension PipelineObserver {
                 )
             },
             onFoldedLate: { stage, count in shell.metrics.recordEventTimeLate(stage: stage.rawValue, count: count) },
+            onReadLate: { topic, count in shell.metrics.recordReadLate(topic: topic, count: count) },
             onEventTimeWaits: { stage, waits in shell.metrics.recordEventTimeWaits(stage: stage.rawValue, waits) },
             onMisplaced: { topic, count in shell.metrics.recordMisplaced(topic: topic, count: count) },
             onClusterCheck: { shell.status.clusterCheck(reachable: $0) },

@@ -186,6 +186,10 @@ struct EventTimeMerge<Input: Sendable>: Sendable {
     /// a record its maximum wait let go), so they were folded out of the order `notify render` folds
     /// them in.
     private(set) var foldedLate = 0
+    /// The highest floor (microseconds) a release has let records go by: the merge took it that no
+    /// input could still bring anything earlier (see ``add(_:source:now:)``). Where no input held a
+    /// floor (every writer `.finished`), the time of the latest record let go.
+    private var passedFloor = Int64.min
 
     init(
         markedTopics: [String: Int32] = [:], lateness: Int64, maximumWait: Duration,
@@ -204,8 +208,15 @@ struct EventTimeMerge<Input: Sendable>: Sendable {
     /// How many records wait.
     var count: Int { places.count }
 
-    /// Takes a record read from `source`.
-    mutating func add(_ input: DecodedInput<Input>, source: String, now: ContinuousClock.Instant) {
+    /// Takes a record read from `source`, and says whether it was *read late*: its time is below a
+    /// floor a release has already passed, so records after it may have been folded before it (or,
+    /// through the stage's marks, in the next stage). A record folded out of order here
+    /// (``foldedLate``) was read late, unless the maximum wait let the later one go; one read late
+    /// folds in order if nothing later was folded yet. Counted by input, it names the input that
+    /// came late: a users' producer, or, for the fanout and repartition topics, the stage writing
+    /// them, behind the event time of the reader's other inputs.
+    @discardableResult
+    mutating func add(_ input: DecodedInput<Input>, source: String, now: ContinuousClock.Instant) -> Bool {
         let order = input.order
         let time = order.milliseconds
         if firstRead == nil { firstRead = now }
@@ -218,6 +229,7 @@ struct EventTimeMerge<Input: Sendable>: Sendable {
         inputs.append(input)
         arrivals.append(Arrival(place: place, arrived: now))
         places.insert(place)
+        return EventMicroseconds.microseconds(time) < passedFloor
     }
 
     /// Notes whether records of `source` wait in Kafka beyond those read.
@@ -584,6 +596,11 @@ struct EventTimeMerge<Input: Sendable>: Sendable {
             released.append(inputs[index].take()!)
         }
         dropFolded()
+        if let passed = floor != .max
+            ? floor : released.last.map({ EventMicroseconds.microseconds($0.order.milliseconds) })
+        {
+            passedFloor = max(passedFloor, passed)
+        }
         if predicting { nextRelease = wallClockRelease(now: now, floor: floor, local: local) }
         return released
     }

@@ -21,6 +21,9 @@ struct TaskOutput: Sendable {
     var releasedByMaximumWait = 0
     /// Records folded after one that comes later in event-time order (``EventTimeMerge/foldedLate``).
     var foldedLate = 0
+    /// Input topic → its records read after the merge had let records go past their time
+    /// (``EventTimeMerge/add(_:source:now:)``).
+    var readLate: [String: Int] = [:]
     /// How long each record folded had waited in the event-time merge, from its read to its fold.
     var eventTimeWaits: [Duration] = []
     /// Input topic → its records not in their key's partition (forwarded to the repartition topic).
@@ -42,6 +45,7 @@ struct TaskOutput: Sendable {
         identityTimeouts += other.identityTimeouts
         releasedByMaximumWait += other.releasedByMaximumWait
         foldedLate += other.foldedLate
+        readLate.merge(other.readLate, uniquingKeysWith: +)
         if eventTimeWaits.isEmpty {
             eventTimeWaits = other.eventTimeWaits
         } else {
@@ -206,7 +210,7 @@ struct PartitionTask<Logic: StageLogic>: Sendable {
             if !(record.value.isEmpty && !marks.isEmpty),
                 let input = decode(record, decodedAhead: consumed.event, logic: logic, limits: limits, into: &output)
             {
-                merge.add(input, source: record.topic, now: now)
+                if merge.add(input, source: record.topic, now: now) { output.readLate[record.topic, default: 0] += 1 }
             }
             let sequence = marks.isEmpty ? nil : merge.localMarks?.sequence(of: record)
             for (task, mark) in marks {
@@ -402,8 +406,10 @@ struct PartitionTask<Logic: StageLogic>: Sendable {
     ) -> TaskOutput {
         var output = TaskOutput()
         for record in records {
-            if let input = decode(record, logic: logic, limits: limits, into: &output) {
+            if let input = decode(record, logic: logic, limits: limits, into: &output),
                 merge.add(input, source: source(record), now: now)
+            {
+                output.readLate[record.topic, default: 0] += 1
             }
         }
         for (source, lagging) in lagging { merge.noteLag(source, lagging: lagging, now: now) }

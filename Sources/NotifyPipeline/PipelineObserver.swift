@@ -37,6 +37,12 @@ public struct PipelineObserver: Sendable {
     /// after a record the maximum wait let go), and were folded out of the order `notify render`
     /// folds them in.
     public var onFoldedLate: @Sendable (_ stage: StageName, _ count: Int) -> Void
+    /// A stage read `count` records of `topic` after it had let records go past their `at`, as if
+    /// nothing earlier could still come: later than `pipeline.lateness` allows. Named by the topic
+    /// they came from, they fold out of `notify render`'s order in that stage (``onFoldedLate``), in
+    /// the next through the stage's marks, or nowhere if nothing later was folded yet. An identity,
+    /// which every fanout task reads, counts once.
+    public var onReadLate: @Sendable (_ topic: String, _ count: Int) -> Void
     /// A stage folded records its event-time merge had held: how long each waited, from its read to
     /// its fold (in stage 1 about `pipeline.lateness` while its inputs are quiet).
     public var onEventTimeWaits: @Sendable (_ stage: StageName, _ waits: [Duration]) -> Void
@@ -63,6 +69,7 @@ public struct PipelineObserver: Sendable {
         onBusy: @escaping @Sendable (StageName, Duration) -> Void = { _, _ in },
         onReleasedByMaximumWait: @escaping @Sendable (StageName, Int) -> Void = { _, _ in },
         onFoldedLate: @escaping @Sendable (StageName, Int) -> Void = { _, _ in },
+        onReadLate: @escaping @Sendable (String, Int) -> Void = { _, _ in },
         onEventTimeWaits: @escaping @Sendable (StageName, [Duration]) -> Void = { _, _ in },
         onMisplaced: @escaping @Sendable (String, Int) -> Void = { _, _ in },
         onClusterCheck: @escaping @Sendable (Bool) -> Void = { _ in },
@@ -72,6 +79,7 @@ public struct PipelineObserver: Sendable {
         self.onMisplaced = onMisplaced
         self.onReleasedByMaximumWait = onReleasedByMaximumWait
         self.onFoldedLate = onFoldedLate
+        self.onReadLate = onReadLate
         self.onEventTimeWaits = onEventTimeWaits
         self.onDeadLetterLost = onDeadLetterLost
         self.onClusterCheck = onClusterCheck

@@ -208,14 +208,19 @@ actor StageRunner<Logic: StageLogic> {
         let changed = !records.isEmpty || lagging.contains { heardLag[$0.key] != $0.value || $0.value }
         heardLag.merge(lagging) { $1 }
         for record in records { heardRecords[record.topicPartition, default: [:]][record.key ?? []] = record }
+        // Every task reads the same records: one read late by any task is one record, not one per task.
+        var readLate: [String: Int] = [:]
         for partition in tasks.keys.sorted() {
-            output.append(
-                work(partition, now: now, clock: &clock) { task in
-                    task.hear(
-                        records, source: { Self.source($0.topic, $0.partition) }, lagging: lagging, logic: logic,
-                        limits: limits, now: now)
-                })
+            var heard = work(partition, now: now, clock: &clock) { task in
+                task.hear(
+                    records, source: { Self.source($0.topic, $0.partition) }, lagging: lagging, logic: logic,
+                    limits: limits, now: now)
+            }
+            readLate.merge(heard.readLate, uniquingKeysWith: max)
+            heard.readLate = [:]
+            output.append(heard)
         }
+        output.readLate = readLate
         if changed { noteActivity(at: now) }
         noteBusy(since: now)
         try await send(output)
@@ -691,6 +696,7 @@ actor StageRunner<Logic: StageLogic> {
             observer.onReleasedByMaximumWait(logic.name, output.releasedByMaximumWait)
         }
         if output.foldedLate > 0 { observer.onFoldedLate(logic.name, output.foldedLate) }
+        for (topic, count) in output.readLate { observer.onReadLate(topic, count) }
         if !output.eventTimeWaits.isEmpty { observer.onEventTimeWaits(logic.name, output.eventTimeWaits) }
         reportPartitioning(output)
         guard !output.isEmpty || !output.deadLetters.isEmpty else { return }

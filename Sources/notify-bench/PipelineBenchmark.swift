@@ -123,6 +123,7 @@ struct PipelineBenchmark: AsyncParsableCommand {
         let forced = Atomic<Int>(0)
         // Records each stage folded after one later in event-time order (reached it past the lateness).
         let late = Mutex<[StageName: Int]>([:])
+        let readLate = Mutex<[String: Int]>([:])
         let lateTotal = { late.withLock { $0.values.reduce(0, +) } }
         let throughputTimeline = timeline ? ThroughputTimeline() : nil
         let busy = Mutex<[StageName: Duration]>([:])
@@ -162,6 +163,7 @@ struct PipelineBenchmark: AsyncParsableCommand {
                 },
                 onReleasedByMaximumWait: { _, count in forced.add(count, ordering: .relaxed) },
                 onFoldedLate: { stage, count in late.withLock { $0[stage, default: 0] += count } },
+                onReadLate: { topic, count in readLate.withLock { $0[topic, default: 0] += count } },
                 onEventTimeWaits: { stage, waits in
                     guard hops.isRecording else { return }
                     mergeWaits.withLock { $0[stage, default: []] += waits }
@@ -201,7 +203,7 @@ struct PipelineBenchmark: AsyncParsableCommand {
             "pipeline: \(count) messages in \(String(format: "%.3f", elapsed)) s = \(Int(Double(count) / elapsed)) messages/s"
                 + " (CPU of this process, producer included: \(String(format: "%.3f", cpu)) s = \(Int(cpu / Double(count) * 1e6)) µs per message;"
                 + " \(forced.load(ordering: .relaxed)) records released by the maximum wait,"
-                + " \(Self.foldedLate(late.withLock { $0 })))"
+                + " \(Self.foldedLate(late.withLock { $0 })); \(Self.readLate(readLate.withLock { $0 })))"
                 + (tableUpdates?.summary ?? ""))
         let worked = busy.withLock { $0 }.map { ($0.key, ($0.value - (busyBefore[$0.key] ?? .zero)).seconds) }
         print(
@@ -301,11 +303,22 @@ struct PipelineBenchmark: AsyncParsableCommand {
     /// Where records fold late is not always where they came late: a stage-1 task that reads a
     /// message after its marks passed the message's time folds it in order (nothing later came to
     /// that task), and stage 2 then folds its fanout records after table records it already let go.
+    /// ``readLate(_:)`` names the topics that came late.
     static func foldedLate(_ byStage: [StageName: Int]) -> String {
-        let total = byStage.values.reduce(0, +)
-        guard total > 0 else { return "0 folded late" }
-        let stages = StageName.allCases.compactMap { stage in byStage[stage].map { "\(stage.rawValue) \($0)" } }
-        return "\(total) folded late: \(stages.joined(separator: ", "))"
+        late("folded late", StageName.allCases.compactMap { stage in byStage[stage].map { (stage.rawValue, $0) } })
+    }
+
+    /// "N read late", and when N is not 0, of which topics ("N read late: chat.messages N"): records
+    /// read after their stage had let records go past their time.
+    static func readLate(_ byTopic: [String: Int]) -> String {
+        late("read late", byTopic.sorted { $0.key < $1.key }.map { ($0.key, $0.value) })
+    }
+
+    /// "N `what`", and when N is not 0, the count of each place in `counts`.
+    private static func late(_ what: String, _ counts: [(place: String, count: Int)]) -> String {
+        let total = counts.reduce(0) { $0 + $1.count }
+        guard total > 0 else { return "0 \(what)" }
+        return "\(total) \(what): " + counts.map { "\($0.place) \($0.count)" }.joined(separator: ", ")
     }
 
     /// The `devices.updated` event of `user`'s one phone.

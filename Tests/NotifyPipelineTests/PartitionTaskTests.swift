@@ -597,6 +597,30 @@ extension PartitionTask {
         #expect(merge.foldedLate == 1, "3 comes after 2: in order")
     }
 
+    /// A record read below a floor a release has already passed is read late, whatever its input
+    /// (the count names the input that came late), also when it folds in order (nothing later was
+    /// folded yet); one above that floor is not. With no floor at all (every writer `.finished`),
+    /// the latest record let go stands for it.
+    @Test func aRecordReadBelowAPassedFloorIsReadLate() throws {
+        let now = ContinuousClock.now
+        var merge = EventTimeMerge<Int>(markedTopics: [Topic.fanout: 1], lateness: 0, maximumWait: .seconds(3))
+        merge.noteMark(topic: Topic.fanout, task: 0, .finished, now: now)
+        var forced = 0
+        var waited: [Duration] = []
+        #expect(!merge.add(try Self.input(2, at: 2), source: Topic.fanout, now: now))
+        #expect(merge.release(now: now, forced: &forced, waited: &waited).map(\.input) == [2], "no floor holds it")
+        #expect(merge.add(try Self.input(1, at: 1), source: Topic.fanout, now: now), "below the record let go")
+        merge.noteLag("a", lagging: true, now: now)  // Its floor: the latest time read from it.
+        #expect(!merge.add(try Self.input(3, at: 3), source: "a", now: now))
+        #expect(!merge.add(try Self.input(4, at: 4), source: "a", now: now))
+        #expect(merge.release(now: now, forced: &forced, waited: &waited).map(\.input) == [1, 3])
+        #expect(merge.add(try Self.input(5, at: 3.5), source: "a", now: now), "below the floor (4 s), after 3's fold")
+        #expect(merge.add(try Self.input(6, at: 2.5), source: Topic.fanout, now: now), "whatever its input")
+        #expect(!merge.add(try Self.input(7, at: 5), source: "a", now: now))
+        #expect(merge.release(now: now, forced: &forced, waited: &waited).map(\.input) == [6, 5, 4])
+        #expect(merge.foldedLate == 2, "1 after 2, 6 after 3; 5 folded in order, read late all the same")
+    }
+
     /// A writer's mark is held by an input that lags while it brings records, not by one that
     /// brought nothing for the maximum wait: its readers would wait for it for good.
     @Test func aMarkIsNotHeldByAnInputGoneSilent() throws {

@@ -98,7 +98,8 @@ import Testing
     /// `pipeline.lateness`: live it cannot be folded before it (the badges differ from
     /// render's, which is not promised for such input), but it still goes out, and only once. Stage 2
     /// used to take it for a copy of an earlier record, and suppressed it as `already-applied`. Both
-    /// stages count what they fold late (`notify_event_time_late_total`).
+    /// stages count what they fold late (`notify_event_time_late_total`), and what they read late
+    /// (`notify_event_time_read_late_total`): m1 from `chat.messages`, its record from `notify.fanout`.
     @Test func aMessageWrittenPastTheLatenessBehindALaterOneStillGoesOut() async throws {
         let configuration = try testCoreConfiguration()
         let m1 = Scenario.message("m1", in: "c1", from: "alice", "one", at: 1)
@@ -106,9 +107,10 @@ import Testing
         let expected = try rendered(Scenario.aliceAndBob + [m1, m2], configuration: configuration)
         #expect(expected.compactMap(\.messageId) == ["m1", "m2"])
         let foldedLate = Mutex<[StageName: Int]>([:])
-        let observer = PipelineObserver(onFoldedLate: { stage, count in
-            foldedLate.withLock { $0[stage, default: 0] += count }
-        })
+        let readLate = Mutex<[String: Int]>([:])
+        let observer = PipelineObserver(
+            onFoldedLate: { stage, count in foldedLate.withLock { $0[stage, default: 0] += count } },
+            onReadLate: { topic, count in readLate.withLock { $0[topic, default: 0] += count } })
         try await withPipelineBroker { broker in
             let pipeline = RunningPipeline(broker, configuration: configuration, observer: observer)
             try await pipeline.ready()
@@ -119,6 +121,7 @@ import Testing
             // lateness counts where the pipeline reads), as a conversation after an identity of its
             // millisecond in runs here at the default lateness (2026-12-06).
             let lateBefore = foldedLate.withLock { $0 }
+            let readLateBefore = readLate.withLock { $0 }
             try await produce([m1], to: broker)
             _ = try await readCommands(from: broker) { $0.count >= expected.count }
             try await waitUntilCommitted(group: "notify-tests", broker: broker)
@@ -130,6 +133,47 @@ import Testing
             let late = foldedLate.withLock { $0 }.merging(lateBefore) { $0 - $1 }
             #expect((late[.fanout] ?? 0) >= 1, "stage 1 folded m1 after m2: \(late)")
             #expect((late[.route] ?? 0) >= 1, "stage 2 folded m1's fanout record after m2's: \(late)")
+            let read = readLate.withLock { $0 }.merging(readLateBefore) { $0 - $1 }
+            #expect(read[Topic.messages] == 1, "m1, read after stage 1 let m2 go: \(read)")
+            #expect(read[Topic.fanout] == 1, "and its fanout record, read after stage 2 let m2's go: \(read)")
+        }
+    }
+
+    /// Carol's identity, stamped before the messages around it, reaches Kafka after every fanout task
+    /// folded a message past it: read late by each task (every task reads the identities), and
+    /// counted once, as one record of `chat.identities`.
+    @Test func aLateIdentityIsCountedOnceThoughEveryTaskReadsIt() async throws {
+        let configuration = try testCoreConfiguration()
+        // A conversation in each of the four partitions: every task folds a message.
+        let partitionOf = { (id: String) in KafkaPartitioner.murmur2.partition(of: Array(id.utf8), partitionCount: 4) }
+        let byPartition = Dictionary(grouping: (1...40).map { "c\($0)" }, by: partitionOf).mapValues { $0[0] }
+        let conversations = byPartition.keys.sorted().map { byPartition[$0]! }
+        #expect(conversations.count == 4)
+        let world =
+            [Scenario.identity("alice", "Alice", at: 0), Scenario.identity("bob", "Bob", at: 0), Scenario.phone("bob")]
+            + conversations.map { Scenario.conversation($0, members: ["alice", "bob"]) }
+            + conversations.map { Scenario.message("m-\($0)", in: $0, from: "alice", "hi", at: 2) }
+        let readLate = Mutex<[String: Int]>([:])
+        let observer = PipelineObserver(onReadLate: { topic, count in
+            readLate.withLock { $0[topic, default: 0] += count }
+        })
+        try await withPipelineBroker { broker in
+            let pipeline = RunningPipeline(broker, configuration: configuration, observer: observer)
+            try await pipeline.ready()
+            try await produce(world, to: broker)
+            _ = try await readCommands(from: broker) { $0.count >= conversations.count }
+            let before = readLate.withLock { $0 }
+            try await produce([Scenario.identity("carol", "Carol", at: 1)], to: broker)
+            let deadline = ContinuousClock.now + .seconds(30)
+            while readLate.withLock({ $0[Topic.identities] ?? 0 }) <= before[Topic.identities] ?? 0,
+                ContinuousClock.now < deadline
+            {
+                try await Task.sleep(for: .milliseconds(50))
+            }
+            try await pipeline.stop()
+            let read = readLate.withLock { $0 }.merging(before) { $0 - $1 }
+            #expect(read[Topic.identities] == 1, "one record, read late by four tasks: \(read)")
+            #expect((read[Topic.messages] ?? 0) == 0, "\(read)")
         }
     }
 

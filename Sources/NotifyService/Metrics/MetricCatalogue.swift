@@ -38,6 +38,7 @@ public enum MetricName {
     public static let eventTimeForced = "notify_event_time_forced_total"
     public static let eventTimeWait = "notify_event_time_wait_seconds"
     public static let eventTimeLate = "notify_event_time_late_total"
+    public static let eventTimeReadLate = "notify_event_time_read_late_total"
     public static let stageBusy = "notify_stage_busy_seconds_total"
     public static let misplacedRecords = "notify_misplaced_records_total"
     public static let deadLettersLost = "notify_dlq_write_failures_total"
@@ -94,6 +95,14 @@ public enum MetricName {
             Records folded after a record that comes later in event-time order: read more than pipeline.lateness \
             after the stage's event clock passed their at, or after a record the maximum wait let go, they were \
             folded out of the order notify render folds them in.
+            """),
+        family(
+            eventTimeReadLate, .counter, ["topic"], .pipeline,
+            """
+            Records a stage read after it had let records go past their at, as if nothing earlier could still \
+            come: later than pipeline.lateness allows. By the topic they came from: a producer's, or notify.fanout \
+            when stage 1 was behind the event time of stage 2's other inputs. notify_event_time_late_total counts \
+            those folded out of notify render's order.
             """),
         family(
             eventTimeWait, .histogram, ["stage"], .pipeline,

@@ -74,6 +74,7 @@ public struct NotifyMetrics: Sendable {
             for topic in stage.topics {
                 counter(MetricName.deadLetters, [("source", topic)])
                 counter(MetricName.deadLettersLost, [("source", topic)])
+                counter(MetricName.eventTimeReadLate, [("topic", topic)])
             }
         }
         for reason in SuppressionReason.allCases { counter(MetricName.suppressions, [("reason", reason.rawValue)]) }
@@ -138,6 +139,11 @@ public struct NotifyMetrics: Sendable {
     /// Records that a stage folded `count` records after one that comes later in event-time order.
     public func recordEventTimeLate(stage: String, count: Int) {
         counter(MetricName.eventTimeLate, [("stage", stage)]).increment(by: Int64(count))
+    }
+
+    /// Records that a stage read `count` records of `topic` after it had let records go past their time.
+    public func recordReadLate(topic: String, count: Int) {
+        counter(MetricName.eventTimeReadLate, [("topic", topic)]).increment(by: Int64(count))
     }
 
     /// Records how long each of the records a stage folded waited in its event-time merge.
