@@ -300,10 +300,11 @@ struct PipelineBenchmark: AsyncParsableCommand {
     }
 
     /// "N folded late", and when N is not 0, which stages folded them ("N folded late: route N").
-    /// Where records fold late is not always where they came late: a stage-1 task that reads a
-    /// message after its marks passed the message's time folds it in order (nothing later came to
-    /// that task), and stage 2 then folds its fanout records after table records it already let go.
-    /// ``readLate(_:)`` names the topics that came late.
+    /// Where records fold late is not always where they came late: a stage-1 task folds a message
+    /// in order while its marks had already let stage 2 past the message's time (it read the message
+    /// after they passed it, or, in the tables runs, stage 1 had read nothing yet and marked itself
+    /// `.finished`), and stage 2 then folds its fanout records after table records it already let
+    /// go. ``readLate(_:)`` names the topics that came late.
     static func foldedLate(_ byStage: [StageName: Int]) -> String {
         late("folded late", StageName.allCases.compactMap { stage in byStage[stage].map { (stage.rawValue, $0) } })
     }
