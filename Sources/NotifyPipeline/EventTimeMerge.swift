@@ -22,7 +22,9 @@ enum ProgressMark: Sendable, Hashable {
     /// milliseconds taken off on both sides would hold its records up to two milliseconds longer;
     /// the header says it in whole milliseconds, rounded down.
     case idle(since: Int64)
-    /// The task has read all its input and never had any.
+    /// The task has read all its input and never had any. A reader in the same instance hears at
+    /// once from the ``LocalProgressBoard`` when that changes; a reader in another instance hears it
+    /// only at the writer's next send, and holds its records for that (see ``EventTimeMerge``).
     case finished
 
     static let header = "notify-mark"
@@ -82,7 +84,10 @@ enum ProgressMark: Sendable, Hashable {
 ///   is *late*, and is folded when it comes);
 /// - an input read to its end: that latest time plus the wall-clock time since it was read, less
 ///   ``lateness`` (an input never read from: no floor);
-/// - `notify.fanout`: the lowest progress mark of the stage-1 tasks (``ProgressMark``).
+/// - `notify.fanout`: the lowest progress mark of the stage-1 tasks (``ProgressMark``). A task in
+///   another instance that has read nothing (`.finished`) may read a record at any moment and say so
+///   only at its next send of marks: its floor is that of an input read to its end, less one more
+///   ``lateness`` and one ``markInterval`` (no floor while the reader has no event clock).
 ///
 /// A buffered record is folded once its time is below every floor, or once it has waited
 /// ``maximumWait`` (a stuck or absent writer must not hold everything): those are counted.
@@ -151,6 +156,9 @@ struct EventTimeMerge<Input: Sendable>: Sendable {
     let lateness: Int64
     /// The longest a record waits for the floors; then it is folded anyway.
     let maximumWait: Duration
+    /// How often the writers of the marked topics send their changed marks through Kafka
+    /// (``PipelineSettings/markInterval``).
+    let markInterval: Duration
     /// The event clock (microseconds) as each release saw it, over the last ``lateness`` of
     /// wall-clock time (and the one sample before), oldest first (see ``settledClock(now:localWriters:)``).
     private var clockSamples: [(wall: ContinuousClock.Instant, clock: Int64)] = []
@@ -193,12 +201,13 @@ struct EventTimeMerge<Input: Sendable>: Sendable {
 
     init(
         markedTopics: [String: Int32] = [:], lateness: Int64, maximumWait: Duration,
-        localMarks: LocalProgressBoard? = nil
+        markInterval: Duration = PipelineSettings.defaultMarkInterval, localMarks: LocalProgressBoard? = nil
     ) {
         self.markedTopics = markedTopics
         self.markedTopicList = markedTopics.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
         self.lateness = lateness
         self.maximumWait = maximumWait
+        self.markInterval = markInterval
         self.localMarks = localMarks
     }
 
@@ -470,12 +479,14 @@ struct EventTimeMerge<Input: Sendable>: Sendable {
                     // Taken as the later floor, it let through every record the writer later held.
                     writerFloors[Int(task)] =
                         alive && heard.mark == .finished
-                        ? .min : writerFloor(of: heard.mark, alive: alive ? heard.readAt : nil, now: now)
+                        ? .min
+                        : writerFloor(of: heard.mark, alive: alive ? heard.readAt : nil, now: now, settled: settled)
                 }
                 // A local writer's records not read yet bring their own times; after them, its mark holds.
                 for (task, mark, madeAt, unread) in reading?.current ?? [] where task >= 0 && task < writers {
                     let local = min(
-                        writerFloor(of: mark, alive: madeAt, now: now), EventMicroseconds.microseconds(unread))
+                        writerFloor(of: mark, alive: madeAt, now: now, settled: settled),
+                        EventMicroseconds.microseconds(unread))
                     writerFloors[Int(task)] = max(writerFloors[Int(task)], local)
                 }
                 return writerFloors.min() ?? .max
@@ -497,14 +508,25 @@ struct EventTimeMerge<Input: Sendable>: Sendable {
     /// instance may have died just after its mark: its task's next owner will write the records of
     /// the messages that came meanwhile, and a floor that had moved on would have let later records
     /// go before them.
-    private func writerFloor(of mark: ProgressMark, alive: ContinuousClock.Instant?, now: ContinuousClock.Instant)
-        -> Int64
-    {
+    ///
+    /// A `.finished` writer in this instance has no floor: when it reads a record, its mark on the
+    /// board says so at once. One in another instance says so only at its next send, up to
+    /// ``markInterval`` later, and that mark may take as long as a record to come: its floor is
+    /// `settled` (the floor of this merge's inputs read to their end, microseconds; nil: it has no
+    /// event clock, and no floor) less ``lateness`` and ``markInterval``. Taken as no floor, it let a
+    /// reader fold its device updates before the fanout records of messages that instance read
+    /// meanwhile, though they came within the lateness.
+    private func writerFloor(
+        of mark: ProgressMark, alive: ContinuousClock.Instant?, now: ContinuousClock.Instant, settled: Int64?
+    ) -> Int64 {
         switch mark {
         case .at(let time): EventMicroseconds.microseconds(time)
         case .idle(let since):
             since.saturating(plus: alive.map { (now - $0).microseconds } ?? 0).saturating(minus: latenessMicroseconds)
-        case .finished: .max
+        case .finished:
+            alive == nil
+                ? settled?.saturating(minus: latenessMicroseconds.saturating(plus: markInterval.microseconds)) ?? .max
+                : .max
         }
     }
 

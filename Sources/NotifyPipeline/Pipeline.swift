@@ -27,8 +27,11 @@ public struct PipelineSettings: Sendable {
     public var lateness: Duration
     /// The longest a record waits in a stage's event-time merge for every input to pass its time.
     public var maximumEventTimeWait: Duration
-    /// How often stage-1 tasks send changed progress marks to the partitions of notify.fanout.
+    /// How often stage-1 tasks send changed progress marks to the partitions of notify.fanout. A
+    /// reader in one instance takes it that the writers in the others send theirs as often.
     public var markInterval: Duration
+    /// ``markInterval`` unless set.
+    public static let defaultMarkInterval: Duration = .milliseconds(20)
     /// How often the tasks tell readers in this instance their marks (``LocalProgressBoard``), between
     /// the sends through Kafka: a task's mark moves on while it makes no records too, and its readers
     /// here, which wait for every local writer, learn it this soon rather than at the next send (and
@@ -46,7 +49,7 @@ public struct PipelineSettings: Sendable {
         core: CoreConfiguration, maxRecordBytes: Int = 1_000_000, tickInterval: Duration = .milliseconds(250),
         saveInterval: Duration = .seconds(5), thumbnails: ThumbnailSettings? = nil,
         lateness: Duration = .milliseconds(10), maximumEventTimeWait: Duration = .seconds(30),
-        markInterval: Duration = .milliseconds(20)
+        markInterval: Duration = Self.defaultMarkInterval
     ) {
         precondition(saveInterval > .zero, "a save interval must be positive")
         precondition(markInterval > .zero, "a mark interval must be positive")
@@ -127,7 +130,7 @@ public final class PipelineInstance: Sendable {
                                 Topic.fanoutRepartition: try await partitionCount(of: Topic.messages, admin)
                             ],
                             lateness: settings.lateness.milliseconds, maximumWait: settings.maximumEventTimeWait,
-                            localMarks: localMarks),
+                            markInterval: settings.markInterval, localMarks: localMarks),
                         partitionCount: try await partitionCount(of: Topic.messages, admin),
                         markPartitions: try await partitionCount(of: Topic.fanout, admin), tracing: tracing,
                         logger: logger)
@@ -155,7 +158,7 @@ public final class PipelineInstance: Sendable {
                                 Topic.routeRepartition: try await partitionCount(of: Topic.fanout, admin),
                             ],
                             lateness: settings.lateness.milliseconds, maximumWait: settings.maximumEventTimeWait,
-                            localMarks: localMarks),
+                            markInterval: settings.markInterval, localMarks: localMarks),
                         partitionCount: try await partitionCount(of: Topic.fanout, admin), markPartitions: nil,
                         tracing: tracing,
                         logger: logger)

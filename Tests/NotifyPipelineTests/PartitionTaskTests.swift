@@ -381,6 +381,28 @@ extension PartitionTask {
         #expect(merge.floor(now: now + .seconds(1)) == .max)
     }
 
+    /// A writer in another instance that has read nothing (`.finished`) says it read a record only at
+    /// its next send of marks: a reader with an event clock holds its records for one lateness and
+    /// one mark interval more than its own inputs read to their end need (here, a record of second
+    /// 5 goes 40 ms after it was read, not 10 ms after).
+    @Test func aFinishedWriterElsewhereHoldsTheLatenessAndAMarkIntervalMore() throws {
+        let read = ContinuousClock.now
+        var merge = EventTimeMerge<Int>(
+            markedTopics: ["marked": 1], lateness: 10, maximumWait: .seconds(3), markInterval: .milliseconds(20))
+        merge.noteMark(topic: "marked", task: 0, .finished, now: read)
+        let record = try Self.input(1, at: 5)
+        merge.add(record, source: "side", now: read)
+        merge.noteLag("side", lagging: false, now: read)
+        var forced = 0
+        var waited: [Duration] = []
+        for after in [10, 11, 39] {
+            #expect(merge.release(now: read + .milliseconds(after), forced: &forced, waited: &waited).isEmpty)
+        }
+        #expect(merge.floor(now: read + .milliseconds(39)) == record.order.milliseconds - 1)
+        #expect(merge.release(now: read + .milliseconds(41), forced: &forced, waited: &waited).map(\.input) == [1])
+        #expect(forced == 0)
+    }
+
     /// A writer's `.at` mark stands the lateness behind its clock; a reader's clock adds it back, so
     /// that its own quiet inputs are held back by the lateness once, not twice.
     @Test func aReadersClockIsItsWritersMarkPlusTheLateness() {

@@ -200,6 +200,72 @@ import Testing
         #expect(expected.filter { $0.messageId != nil }.map(\.path) == [.push, .local])
     }
 
+    /// Stage 1 runs in an instance of its own, restarted with its tables restored and nothing read
+    /// since (its tasks mark `.finished`), and sends its marks every second; stage 2, in another
+    /// instance, has read tables. Bob's phone comes to the foreground 50 ms after Alice's message,
+    /// and the phone's report reaches Kafka right before the message: stage 2 waits for stage 1's
+    /// next send before it folds the report, and the message goes out as a push, as in render. It
+    /// took a `.finished` heard from another instance for no floor, folded the report within the
+    /// lateness, and sent the message as a local notification (by the time stage 1 said it had read
+    /// the message).
+    @Test func aStageOneElsewhereThatHadReadNothingKeepsItsFirstMessageInPlace() async throws {
+        let configuration = try testCoreConfiguration()
+        func adjust(_ settings: inout PipelineSettings, stage: StageName) {
+            settings.stages = [stage]
+            settings.lateness = .milliseconds(100)
+            settings.markInterval = .seconds(1)
+        }
+        try await withPipelineBroker { broker in
+            let route = RunningPipeline(broker, configuration: configuration) { adjust(&$0, stage: .route) }
+            var fanout = RunningPipeline(broker, configuration: configuration) { adjust(&$0, stage: .fanout) }
+            try await route.ready()
+            try await fanout.ready()
+            // The stages' event clocks follow the wall clock from the world's second 0.
+            let started = ContinuousClock.now
+            let world = Scenario.aliceAndBob + [Scenario.message("m0", in: "c1", from: "alice", "first", at: 0.5)]
+            try await produce(world, to: broker)
+            _ = try await readCommands(from: broker) { $0.count >= 1 }
+            try await fanout.stop()
+            let before = try await highWatermarks(of: [Topic.fanout], on: broker)
+            let tasks = try await highWatermarks(of: [Topic.messages], on: broker).count
+            fanout = RunningPipeline(broker, configuration: configuration) { adjust(&$0, stage: .fanout) }
+            try await fanout.ready()
+            // Every task of the new stage 1 says through Kafka that it has read everything and never had anything.
+            _ = try await readTopic(Topic.fanout, from: broker, marks: true) { records in
+                var finished: [Int32: Set<Int32>] = [:]
+                for record in records where record.offset >= before[record.topicPartition] ?? 0 {
+                    for header in record.headers where header.name == ProgressMark.header {
+                        if let (task, mark) = header.value.flatMap(ProgressMark.parse), mark == .finished {
+                            finished[record.partition, default: []].insert(task)
+                        }
+                    }
+                }
+                return before.keys.allSatisfy { finished[$0.partition]?.count == tasks }
+            }
+            try await Task.sleep(for: .milliseconds(500))  // For stage 2 to read them too: a setup, not a result.
+            let second = (ContinuousClock.now - started).seconds + 0.2
+            let foreground = ScenarioEvent(
+                topic: Topic.clientState,
+                json: Scenario.json([
+                    "type": "client.state", "id": "s1", "at": Scenario.at(second + 0.05), "userId": "bob",
+                    "deviceId": "bob-phone", "state": "foreground", "screen": ["kind": "settings"],
+                ]))
+            let message = Scenario.message("m1", in: "c1", from: "alice", "second", at: second)
+            try await produce([foreground, message], to: broker)
+            let expected = try rendered(world + [foreground, message], configuration: configuration)
+            #expect(expected.filter { $0.messageId != nil }.map(\.path) == [.push, .push])
+            _ = try await readCommands(from: broker) { $0.count >= expected.count }
+            try await waitUntilCommitted(group: "notify-tests", broker: broker)
+            let live = try await readCommands(from: broker) { $0.count >= expected.count }
+            try await fanout.stop()
+            try await route.stop()
+            #expect(
+                fingerprints(live) == fingerprints(expected),
+                "\(Set(fingerprints(live)).subtracting(fingerprints(expected)).map(summary)) instead of \(Set(fingerprints(expected)).subtracting(fingerprints(live)).map(summary))"
+            )
+        }
+    }
+
     /// Alice writes Bob from a host whose clock runs 250 ms behind, Carol from one whose clock is
     /// right, both as they type (80 messages each, each sent 10 ms after the one before was
     /// acknowledged), in two conversations that two stage-1 tasks fold: Bob's badges count both, in
