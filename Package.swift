@@ -221,8 +221,8 @@ let package = Package(
         .testTarget(
             name: "NotifyPipelineTests",
             dependencies: [
-                "NotifyPipeline", "NotifyKafka", "NotifyCore", "NotifySinks", "NotifySinkStandIns", "NotifyTestSupport",
-                .product(name: "OTel", package: "swift-otel"),
+                "NotifyPipeline", "NotifyKafka", "NotifyCore", "NotifyRecords", "NotifySinks", "NotifySinkStandIns",
+                "NotifyTestSupport", .product(name: "OTel", package: "swift-otel"),
             ]
         ),
         .testTarget(
@@ -230,8 +230,11 @@ let package = Package(
             dependencies: [
                 "NotifyKafka",
                 "NotifyCore",
+                "NotifyPipeline",
+                "NotifyRecords",
                 "NotifySinks",
                 "NotifySinkStandIns",
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
                 .product(name: "JWTKit", package: "jwt-kit"),
             ]
@@ -246,6 +249,7 @@ let package = Package(
                 "NotifyBuild",
                 "NotifyCore",
                 "NotifyService",
+                "NotifySinks",
                 "NotifyTestSupport",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Logging", package: "swift-log"),
