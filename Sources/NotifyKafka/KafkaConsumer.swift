@@ -124,7 +124,7 @@ public final class KafkaConsumer: Sendable {
         context.assigned.withLock { $0 = Set(partitions.keys) }
         context.startOffsets.withLock { starts in
             for (partition, offset) in partitions {
-                if case .offset(let start) = offset { starts[partition] = .some(start) }
+                if case .offset(let start) = offset { starts[partition] = FetchStart(offset: start, high: nil) }
             }
         }
     }
@@ -184,10 +184,17 @@ public final class KafkaConsumer: Sendable {
     }
 
     /// How far behind each assigned partition this consumer is: the high watermark last seen by the
-    /// fetcher minus the position of the next record to fetch (before the first, where the fetcher
-    /// starts), plus the records fetched and not yet handed to ``forEachBatch(_:)`` or ``batches``.
-    /// A partition whose figure is not known yet (before its first fetch) has no entry. Does not ask
-    /// the broker.
+    /// fetcher (or, if later, the one the broker gave when a rebalance assigned the partition) minus
+    /// the position of the next record to fetch (before the first, where the fetcher starts), plus
+    /// the records fetched and not yet handed to ``forEachBatch(_:)`` or ``batches``. A partition
+    /// whose figure is not known yet (before its first fetch) has no entry. Does not ask the broker.
+    ///
+    /// librdkafka keeps a partition's high watermark from its last fetch for as long as the client
+    /// lives, also while the partition is assigned elsewhere: a partition a rebalance gives back
+    /// would otherwise show the end it had when this consumer last read it, before the records its
+    /// other owner read and committed, and look read to its end with records waiting. Partitions
+    /// given by ``assign(_:)`` have no such figure: assign a partition this consumer read before
+    /// only from a consumer made anew.
     public func lag() throws -> [TopicPartition: Int64] {
         let buffered = context.handoff.bufferedCounts()
         let starts = context.startOffsets.withLock { $0 }
@@ -204,18 +211,21 @@ public final class KafkaConsumer: Sendable {
                 // The list's entries are `assigned`'s, in its order: no topic name read back out of C.
                 for (index, partition) in assigned.enumerated() {
                     let element = list.pointee.elems[index]
-                    var low: Int64 = 0
-                    var high: Int64 = 0
-                    guard
-                        rd_kafka_get_watermark_offsets(pointer, element.topic, element.partition, &low, &high)
-                            == RD_KAFKA_RESP_ERR_NO_ERROR,
-                        high >= 0
-                    else { continue }
+                    var low: Int64 = -1
+                    var high: Int64 = -1
+                    if rd_kafka_get_watermark_offsets(pointer, element.topic, element.partition, &low, &high)
+                        != RD_KAFKA_RESP_ERR_NO_ERROR
+                    {
+                        (low, high) = (-1, -1)
+                    }
+                    let start = starts[partition]
+                    high = max(high, start?.high ?? -1)
+                    guard high >= 0 else { continue }
                     var from = element.offset
                     if from < 0 {
                         // Nothing handed out yet: the fetcher starts at the committed offset, else as reset says.
-                        guard let start = starts[partition] else { continue }
-                        from = start ?? (context.autoOffsetReset == .earliest ? max(low, 0) : high)
+                        guard let start else { continue }
+                        from = start.offset ?? (context.autoOffsetReset == .earliest ? max(low, 0) : high)
                     }
                     lags[partition] = max(0, high - from) + (buffered[partition] ?? 0)
                 }
@@ -357,9 +367,8 @@ final class ConsumerContext: ClientContext, @unchecked Sendable {
     /// Partitions revoked while the poll thread was inside a poll call: their
     /// records still in the batch being built are dropped.
     let revokedDuringPoll = Mutex<Set<TopicPartition>>([])
-    /// Where the fetcher starts each assigned partition: its committed offset, `nil` when none (then
-    /// `autoOffsetReset` says). Read at assignment, for ``KafkaConsumer/lag()`` before the first record.
-    let startOffsets = Mutex<[TopicPartition: Int64?]>([:])
+    /// Where the fetcher starts each assigned partition, read at assignment, for ``KafkaConsumer/lag()``.
+    let startOffsets = Mutex<[TopicPartition: FetchStart]>([:])
     /// The partitions assigned, as ``KafkaConsumer/assign(_:)`` and the rebalance callback set them.
     let assigned = Mutex<Set<TopicPartition>>([])
     let autoOffsetReset: AutoOffsetReset
@@ -436,8 +445,18 @@ private struct PollLoop: Sendable {
     }
 }
 
-/// Reads the committed offsets of newly assigned partitions (on the poll thread, which may block),
-/// where the fetcher starts them.
+/// Where the fetcher starts an assigned partition, and how far the partition went then.
+struct FetchStart: Sendable {
+    /// The committed offset, `nil` when none (then `autoOffsetReset` says).
+    var offset: Int64?
+    /// The high watermark the broker gave when a rebalance assigned the partition; `nil` for a
+    /// partition given by ``KafkaConsumer/assign(_:)``.
+    var high: Int64?
+}
+
+/// Reads the committed offsets and the high watermarks of newly assigned partitions (on the poll
+/// thread, which may block), where the fetcher starts them and how far they went: the watermark
+/// librdkafka keeps from this consumer's last fetch of a partition may be from long before.
 private func noteStartOffsets(
     _ handle: OpaquePointer, _ partitions: UnsafeMutablePointer<rd_kafka_topic_partition_list_t>,
     _ context: ConsumerContext
@@ -450,8 +469,27 @@ private func noteStartOffsets(
         )
         return
     }
+    // The ends in one request per broker: a time of -1 asks for the latest offset.
+    let entries = copy.entries
+    let ends = NativePartitionList(offsets: entries.map { ($0.partition, Int64(-1)) })
+    let endsResult = ends.withUnsafeMutablePointer { rd_kafka_offsets_for_times(handle, $0, 10_000) }
+    var highs: [TopicPartition: Int64] = [:]
+    if endsResult == RD_KAFKA_RESP_ERR_NO_ERROR {
+        for end in ends.entries where end.error == RD_KAFKA_RESP_ERR_NO_ERROR && end.offset >= 0 {
+            highs[end.partition] = end.offset
+        }
+    }
+    let unknown = entries.map(\.partition).filter { highs[$0] == nil }
+    if !unknown.isEmpty {
+        context.logger.warning(
+            "High watermarks of \(unknown.map(\.description).joined(separator: ", ")) not read: \(KafkaError(endsResult)); their lag is unknown until their first record"
+        )
+    }
     context.startOffsets.withLock { starts in
-        for entry in copy.entries { starts[entry.partition] = .some(entry.offset >= 0 ? entry.offset : nil) }
+        for entry in entries {
+            guard let high = highs[entry.partition] else { continue }
+            starts[entry.partition] = FetchStart(offset: entry.offset >= 0 ? entry.offset : nil, high: high)
+        }
     }
 }
 

@@ -73,6 +73,67 @@ import Testing
             _ = try await readerB.value
         }
     }
+
+    /// A partition a rebalance gives back to a member that read it before shows, from the moment it
+    /// is assigned, the records its other owner left unread. librdkafka keeps a partition's high
+    /// watermark from a member's last fetch while the partition is assigned elsewhere; taken as the
+    /// end, it put the records of that time behind the other owner's commit, and the partition
+    /// looked read to its end until the member fetched it again: a stage-1 task taken back marked
+    /// itself idle, and stage 2 folded past the messages waiting there (issue 22).
+    @Test func aPartitionGivenBackShowsTheRecordsItsOtherOwnerLeft() async throws {
+        try await withEmbeddedBroker(topics: ["back": 2]) { broker in
+            let producer = try KafkaProducer(configuration: clientConfiguration(broker), logger: testLogger)
+            func send(_ count: Int, to partition: Int32) async throws {
+                _ = try await producer.send(
+                    (0..<count).map {
+                        OutgoingRecord(topic: "back", key: nil, value: Array("\($0)".utf8), partition: partition)
+                    })
+            }
+            try await send(10, to: 0)
+            try await send(10, to: 1)
+            let configuration = KafkaConsumerConfiguration(client: clientConfiguration(broker), groupId: "back")
+            // Every assignment A is given, with its lag as A's consumer says it in the rebalance, before
+            // it fetches anything.
+            let memberA = Shared<KafkaConsumer?>(nil)
+            let givenToA = Shared<[(partitions: [TopicPartition], lag: [TopicPartition: Int64])]>([])
+            let hooksA = RebalanceHooks(
+                assigned: { partitions in
+                    let lag = (try? memberA.withLock { $0 }?.lag()) ?? [:]
+                    givenToA.withLock { $0.append((partitions, lag)) }
+                },
+                revoked: { _ in })
+            let consumerA = try KafkaConsumer(configuration: configuration, hooks: hooksA, logger: testLogger)
+            memberA.withLock { $0 = consumerA }
+            try consumerA.subscribe(["back"])
+            _ = try await collect(consumerA, count: 20)
+            #expect(try consumerA.assignment().count == 2)
+
+            // B joins and takes one partition; it reads the records written there since, and stores
+            // how far it processed: five short of their end (30).
+            let consumerB = try KafkaConsumer(configuration: configuration, logger: testLogger)
+            try consumerB.subscribe(["back"])
+            let draining = Task { while true { _ = try await collect(consumerA, count: 1, timeout: .seconds(60)) } }
+            try await waitUntil { try consumerB.assignment().count == 1 }
+            let moved = try #require(try consumerB.assignment().first)
+            try await send(20, to: moved.partition)
+            var end: Int64 = -1
+            while end < 29 {
+                for record in try await collect(consumerB, count: 1) where record.topicPartition == moved {
+                    end = max(end, record.offset)
+                }
+            }
+            try consumerB.store([moved: 25])
+            await consumerB.close()
+
+            // The partition comes back to A: 5 records wait beyond B's commit.
+            try await waitUntil { givenToA.withLock { $0 }.filter { $0.partitions.contains(moved) }.count == 2 }
+            draining.cancel()
+            let givenBack = try #require(givenToA.withLock { $0 }.last { $0.partitions.contains(moved) })
+            #expect(givenBack.lag[moved] == 5, "lag of \(moved) when given back: \(givenBack.lag)")
+            await producer.close()
+            await consumerA.close()
+        }
+    }
 }
 
 /// Polls `condition` every 50 ms for up to `timeout`.
