@@ -196,7 +196,8 @@ struct EventTimeMerge<Input: Sendable>: Sendable {
     private(set) var foldedLate = 0
     /// The highest floor (microseconds) a release has let records go by: the merge took it that no
     /// input could still bring anything earlier (see ``add(_:source:now:)``). Where no input held a
-    /// floor (every writer `.finished`), the time of the latest record let go.
+    /// floor (every writer `.finished` in this instance, or, elsewhere, while this merge has no event
+    /// clock), the time of the latest record let go.
     private var passedFloor = Int64.min
 
     init(
