@@ -491,6 +491,14 @@ private func noteStartOffsets(
             starts[entry.partition] = FetchStart(offset: entry.offset >= 0 ? entry.offset : nil, high: high)
         }
     }
+    // Where each partition resumes, against its end: after a rebalance, how much its last owner left.
+    let resumes = entries.map { entry in
+        let end = highs[entry.partition].map(String.init) ?? "unknown"
+        return entry.offset >= 0
+            ? "\(entry.partition) at \(entry.offset) of \(end)"
+            : "\(entry.partition) at auto.offset.reset (no commit) of \(end)"
+    }
+    context.logger.info("Assigned partitions resume: \(resumes.joined(separator: ", "))")
 }
 
 private let rebalanceCallback:

@@ -102,7 +102,8 @@ import Testing
                     givenToA.withLock { $0.append((partitions, lag)) }
                 },
                 revoked: { _ in })
-            let consumerA = try KafkaConsumer(configuration: configuration, hooks: hooksA, logger: testLogger)
+            let logA = RecordedLog()
+            let consumerA = try KafkaConsumer(configuration: configuration, hooks: hooksA, logger: logA.logger)
             memberA.withLock { $0 = consumerA }
             try consumerA.subscribe(["back"])
             _ = try await collect(consumerA, count: 20)
@@ -130,6 +131,12 @@ import Testing
             draining.cancel()
             let givenBack = try #require(givenToA.withLock { $0 }.last { $0.partitions.contains(moved) })
             #expect(givenBack.lag[moved] == 5, "lag of \(moved) when given back: \(givenBack.lag)")
+            // Its log says where the partition resumes and where it ends.
+            #expect(
+                logA.messages.contains {
+                    $0.hasPrefix("Assigned partitions resume:") && $0.contains("\(moved) at 25 of 30")
+                },
+                "\(logA.messages.filter { $0.hasPrefix("Assigned partitions resume:") })")
             await producer.close()
             await consumerA.close()
         }
