@@ -20,9 +20,13 @@ import Testing
         try await withPipelineBroker { broker in
             let group = "crash-run-\(run)"
             let arguments = settingArguments(configuration)
+            let logs = try ProcessLogs()
+            defer { logs.remove() }
             try await produce(world.setup(), to: broker)
-            let first = try PipelineProcess(broker: broker, group: group, arguments: arguments)
-            let second = try PipelineProcess(broker: broker, group: group, arguments: arguments)
+            let first = try PipelineProcess(
+                broker: broker, group: group, arguments: arguments, log: logs.path(for: "first"))
+            let second = try PipelineProcess(
+                broker: broker, group: group, arguments: arguments, log: logs.path(for: "second"))
             defer {
                 first.kill()
                 second.kill()
@@ -33,7 +37,9 @@ import Testing
                 Set($0.compactMap(\.messageId)).count >= 800
             }
             await first.stop(with: SIGKILL)
-            let third = try PipelineProcess(broker: broker, group: group, arguments: arguments)
+            logs.note("first killed with SIGKILL; third starting")
+            let third = try PipelineProcess(
+                broker: broker, group: group, arguments: arguments, log: logs.path(for: "third"))
             defer { third.kill() }
             let feedBehind = try await feeding.value
             let live: [NotificationCommand]
@@ -68,15 +74,23 @@ import Testing
             // them. The feed's slices did until it was late itself (a producer per slice, each record
             // awaited in turn: 12.8 s behind in 20 s); then two messages 20 to 40 ms apart came out
             // swapped on one device in some runs, before the kill as well as after.
+            var agreed = false
             if feedBehind < testMachineLateness && !stalled {
-                try checkAgainstReference(live, expected: expected)
+                agreed = try checkAgainstReference(live, expected: expected)
             } else {
                 withKnownIssue(
                     "the feed ran \(feedBehind) behind its schedule (pipeline.lateness: \(testMachineLateness)), or the stream stalled",
                     isIntermittent: true
                 ) {
-                    try checkAgainstReference(live, expected: expected)
+                    agreed = try checkAgainstReference(live, expected: expected)
                 }
+            }
+            // The CI run at ac23550 gave 207 commands another badge than render's around the takeover,
+            // and could not say which partitions had moved where: a run that differs says it now.
+            if !agreed {
+                print(
+                    "crash run \(run): partitions assigned and revoked, tasks restored:\n"
+                        + logs.partitionMoves().joined(separator: "\n"))
             }
         }
     }

@@ -68,8 +68,11 @@ import Testing
         try await withPipelineBroker(unequal: [Topic.commands: 12]) { broker in
             let group = "burst-process-tests"
             let arguments = settingArguments(configuration)
-            let instances = try (0..<3).map { _ in
-                try PipelineProcess(broker: broker, group: group, arguments: arguments)
+            let logs = try ProcessLogs()
+            defer { logs.remove() }
+            let instances = try (0..<3).map { index in
+                try PipelineProcess(
+                    broker: broker, group: group, arguments: arguments, log: logs.path(for: "process-\(index)"))
             }
             defer { for instance in instances { instance.kill() } }
             try await produceBurst(events, to: broker)
@@ -77,7 +80,9 @@ import Testing
                 Set($0.compactMap(\.messageId)).count >= 1_500
             }
             await instances[0].stop(with: SIGKILL)
-            let added = try PipelineProcess(broker: broker, group: group, arguments: arguments)
+            logs.note("process-0 killed with SIGKILL; added starting")
+            let added = try PipelineProcess(
+                broker: broker, group: group, arguments: arguments, log: logs.path(for: "added"))
             defer { added.kill() }
             do {
                 _ = try await readCommands(from: broker, timeout: .seconds(240)) {
@@ -111,7 +116,11 @@ import Testing
             // chat.identities before the follower's first batch, and a task assigned after it started
             // from the identities as loaded). Both fixed on 2026-11-25; every run since has passed (20
             // alone or in the process suites, besides the full runs), and the test asserts it.
-            try checkAgainstReference(live, expected: expected)
+            if try !checkAgainstReference(live, expected: expected) {
+                print(
+                    "\(messages.count)-message burst: partitions assigned and revoked, tasks restored:\n"
+                        + logs.partitionMoves().joined(separator: "\n"))
+            }
             checkEventTimeOrder(live, times: try messageTimes(events))
         }
         print(

@@ -173,9 +173,9 @@ func waitUntilCommitted(group: String, broker: EmbeddedBroker, timeout: Duration
     }
 }
 
-/// No command id carries two different byte strings; returns each id's bytes.
+/// No command id carries two different byte strings; returns each id's bytes and whether that held.
 @discardableResult
-func checkRepeatsAreIdentical(_ commands: [NotificationCommand]) -> [String: [UInt8]] {
+func checkRepeatsAreIdentical(_ commands: [NotificationCommand]) -> (bytesById: [String: [UInt8]], identical: Bool) {
     var bytesById: [String: [UInt8]] = [:]
     var repeatedDifferently: [String] = []
     for command in commands {
@@ -190,15 +190,17 @@ func checkRepeatsAreIdentical(_ commands: [NotificationCommand]) -> [String: [UI
     #expect(
         repeatedDifferently.isEmpty,
         "\(repeatedDifferently.count) command ids repeated with different bytes: \(repeatedDifferently.prefix(5))")
-    return bytesById
+    return (bytesById, repeatedDifferently.isEmpty)
 }
 
 /// The live commands against the reference (`notify render` of the same events): every command is
 /// there with render's bytes and nothing else; a command repeated (after a crash) is byte-identical;
 /// per device, messages first appear in render's order, which is event-time order, and so in the
-/// order of their conversation; each device's last command carries render's last badge.
-func checkAgainstReference(_ commands: [NotificationCommand], expected: [NotificationCommand]) throws {
-    let bytesById = checkRepeatsAreIdentical(commands)
+/// order of their conversation; each device's last command carries render's last badge. Returns
+/// whether all of it held.
+@discardableResult
+func checkAgainstReference(_ commands: [NotificationCommand], expected: [NotificationCommand]) throws -> Bool {
+    let (bytesById, identical) = checkRepeatsAreIdentical(commands)
     let expectedBytes = Dictionary(uniqueKeysWithValues: expected.map { ($0.id, CoreJSON.encode($0)) })
     #expect(
         Set(bytesById.keys) == Set(expectedBytes.keys),
@@ -238,6 +240,8 @@ func checkAgainstReference(_ commands: [NotificationCommand], expected: [Notific
     #expect(
         wrongLastBadge.isEmpty,
         "\(wrongLastBadge.count) devices end on another badge than render's: \(wrongLastBadge.prefix(5))")
+    return identical && Set(bytesById.keys) == Set(expectedBytes.keys) && differing.isEmpty && misordered.isEmpty
+        && wrongLastBadge.isEmpty
 }
 
 /// Per device, the messages come in event-time order, and so in each conversation's order: `times`

@@ -121,21 +121,24 @@ final class PipelineProcess: Sendable {
     private let process: Process
 
     /// Starts `notify pipeline` on `broker` in `group`, with `arguments` after the usual ones (`--stages`,
-    /// `--set`), its HTTP endpoints at `httpListen` and `environment` added to the test's.
+    /// `--set`), its HTTP endpoints at `httpListen` and `environment` added to the test's; its log goes
+    /// to `log` when given.
     convenience init(
         broker: EmbeddedBroker, group: String = "notify-process-tests", arguments: [String] = [],
-        httpListen: String = "127.0.0.1:0", environment: [String: String] = [:]
+        httpListen: String = "127.0.0.1:0", environment: [String: String] = [:], log: String? = nil
     ) throws {
         try self.init(
             notify: [
                 "pipeline", "--bootstrap", broker.bootstrapServers, "--group", group,
                 "--schemas", repositoryRoot.appendingPathComponent("Schemas").path,
                 "--http-listen", httpListen,
-            ] + arguments, environment: environment)
+            ] + arguments, environment: environment, log: log)
     }
 
-    /// Starts `notify` with `arguments` (any command) and `environment` added to the test's.
-    init(notify arguments: [String], environment: [String: String] = [:]) throws {
+    /// Starts `notify` with `arguments` (any command) and `environment` added to the test's. Its
+    /// standard error (its log) goes to the file `log`, or else to a file of its own in the directory
+    /// `NOTIFY_TEST_PROCESS_LOGS` names, or else nowhere.
+    init(notify arguments: [String], environment: [String: String] = [:], log: String? = nil) throws {
         let executable = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
             .appendingPathComponent("notify")
         let process = Process()
@@ -145,11 +148,14 @@ final class PipelineProcess: Sendable {
         process.arguments = arguments
         process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, added in added }
         process.standardOutput = FileHandle.nullDevice
-        let logDirectory = ProcessInfo.processInfo.environment["NOTIFY_TEST_PROCESS_LOGS"]
-        if let logDirectory {
-            let path = "\(logDirectory)/\(arguments.first ?? "notify")-\(UUID().uuidString.prefix(8)).log"
-            _ = FileManager.default.createFile(atPath: path, contents: nil)
-            process.standardError = FileHandle(forWritingAtPath: path)
+        let logPath =
+            log
+            ?? ProcessInfo.processInfo.environment["NOTIFY_TEST_PROCESS_LOGS"].map {
+                "\($0)/\(arguments.first ?? "notify")-\(UUID().uuidString.prefix(8)).log"
+            }
+        if let logPath {
+            _ = FileManager.default.createFile(atPath: logPath, contents: nil)
+            process.standardError = FileHandle(forWritingAtPath: logPath)
         } else {
             process.standardError = FileHandle.nullDevice
         }
