@@ -87,11 +87,7 @@ import Testing
             }
             // The CI run at ac23550 gave 207 commands another badge than render's around the takeover,
             // and could not say which partitions had moved where: a run that differs says it now.
-            if !agreed {
-                print(
-                    "crash run \(run): partitions assigned and revoked, tasks restored:\n"
-                        + logs.partitionMoves().joined(separator: "\n"))
-            }
+            if !agreed { logs.printMoves(of: "crash run \(run)") }
         }
     }
 }

@@ -117,9 +117,7 @@ import Testing
             // from the identities as loaded). Both fixed on 2026-11-25; every run since has passed (20
             // alone or in the process suites, besides the full runs), and the test asserts it.
             if try !checkAgainstReference(live, expected: expected) {
-                print(
-                    "\(messages.count)-message burst: partitions assigned and revoked, tasks restored:\n"
-                        + logs.partitionMoves().joined(separator: "\n"))
+                logs.printMoves(of: "\(messages.count)-message burst")
             }
             checkEventTimeOrder(live, times: try messageTimes(events))
         }

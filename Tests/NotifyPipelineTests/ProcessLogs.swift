@@ -58,6 +58,12 @@ struct ProcessLogs {
         return lines.sorted { ($0.stamp, $0.order) < ($1.stamp, $1.order) }.map(\.text)
     }
 
+    /// Prints ``partitionMoves()`` under the name of `run`: what a process test shows when its run
+    /// differs from render.
+    func printMoves(of run: String) {
+        print("\(run): partitions assigned and revoked, tasks restored:\n" + partitionMoves().joined(separator: "\n"))
+    }
+
     /// Deletes the directory and its logs.
     func remove() {
         try? FileManager.default.removeItem(at: directory)
