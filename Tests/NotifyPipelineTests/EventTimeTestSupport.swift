@@ -202,8 +202,9 @@ func checkRepeatsAreIdentical(_ commands: [NotificationCommand]) -> (bytesById: 
 func checkAgainstReference(_ commands: [NotificationCommand], expected: [NotificationCommand]) throws -> Bool {
     let (bytesById, identical) = checkRepeatsAreIdentical(commands)
     let expectedBytes = Dictionary(uniqueKeysWithValues: expected.map { ($0.id, CoreJSON.encode($0)) })
+    let sameIds = Set(bytesById.keys) == Set(expectedBytes.keys)
     #expect(
-        Set(bytesById.keys) == Set(expectedBytes.keys),
+        sameIds,
         "missing: \(Set(expectedBytes.keys).subtracting(bytesById.keys).count), extra: \(Set(bytesById.keys).subtracting(expectedBytes.keys).count)"
     )
     let differing = expectedBytes.filter { bytesById[$0.key] != nil && bytesById[$0.key] != $0.value }
@@ -240,8 +241,7 @@ func checkAgainstReference(_ commands: [NotificationCommand], expected: [Notific
     #expect(
         wrongLastBadge.isEmpty,
         "\(wrongLastBadge.count) devices end on another badge than render's: \(wrongLastBadge.prefix(5))")
-    return identical && Set(bytesById.keys) == Set(expectedBytes.keys) && differing.isEmpty && misordered.isEmpty
-        && wrongLastBadge.isEmpty
+    return identical && sameIds && differing.isEmpty && misordered.isEmpty && wrongLastBadge.isEmpty
 }
 
 /// Per device, the messages come in event-time order, and so in each conversation's order: `times`
