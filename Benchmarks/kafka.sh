@@ -20,8 +20,9 @@
 # COUNT (default 150000) records of ~300 bytes on 16 partitions, then RUNS
 # times (default 5) runs the C passthrough and `notify-bench passthrough`
 # (700-byte outputs) one after the other, alternating which goes first, then
-# RUNS times the pipeline benchmark, then RUNS times the pipeline floor on a broker of its own. A pipeline run
-# that fails is run once more on another fresh broker (Benchmarks/broker.sh).
+# RUNS times the pipeline benchmark, RUNS times each the tables runs, then RUNS times the pipeline
+# floor on a broker of its own. A pipeline run that fails is run once more on another fresh broker
+# (Benchmarks/broker.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 count=${1:-150000}
